@@ -1,0 +1,67 @@
+"""Small, strict converters between text and integers for clock times and dates.
+
+Times of day are minutes after local midnight (0..1440); instants are integer
+seconds since the Unix epoch in UTC. Nothing here depends on the machine's time
+zone.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta, timezone
+
+DAY = 86_400
+EPOCH = date(1970, 1, 1)
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+_HM = re.compile(r"(\d{2}):(\d{2})")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def parse_hm(text: str, *, allow_24: bool = False) -> int:
+    """'HH:MM' -> minutes after midnight. '24:00' only when ``allow_24``."""
+    match = _HM.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"not a time of day in HH:MM form: {text!r}")
+    hour, minute = int(match[1]), int(match[2])
+    if hour == 24 and minute == 0:
+        if not allow_24:
+            raise ValueError(f"24:00 is allowed only as an end time: {text!r}")
+        return 1440
+    if hour > 23 or minute > 59:
+        raise ValueError(f"not a time of day in HH:MM form: {text!r}")
+    return hour * 60 + minute
+
+
+def format_hm(minutes: int) -> str:
+    hour, minute = divmod(minutes, 60)
+    return f"{hour:02d}:{minute:02d}"
+
+
+def parse_date(text: str) -> date:
+    """'YYYY-MM-DD' -> date, strictly (no other spellings)."""
+    match = _ISO_DATE.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"not a date in YYYY-MM-DD form: {text!r}")
+    try:
+        return date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        raise ValueError(f"not a calendar date: {text!r}") from None
+
+
+def day_number(day: date) -> int:
+    """Days since 1970-01-01."""
+    return (day - EPOCH).days
+
+
+def from_day_number(number: int) -> date:
+    return EPOCH + timedelta(days=number)
+
+
+def format_utc(instant: int) -> str:
+    """Epoch seconds -> canonical 'YYYY-MM-DDTHH:MM:SSZ'."""
+    return datetime.fromtimestamp(instant, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_midnight(day: date) -> int:
+    return day_number(day) * DAY
