@@ -171,7 +171,8 @@ def _load_attendee(value: Any, where: str) -> Attendee:
     for wd in weekdays:
         if isinstance(wd, bool) or not isinstance(wd, int) or not 0 <= wd <= 6:
             raise _fail(f"{hours_where}.weekdays", f"weekday must be an integer 0..6, got {wd!r}")
-    busy_raw = obj.get("busy") or {}
+    busy_raw = obj.get("busy")
+    busy_raw = {} if busy_raw is None else busy_raw
     busy_where = f"{where}.busy"
     busy: dict[date, tuple[Block, ...]] = {}
     for key, blocks in _mapping(busy_raw, busy_where).items():

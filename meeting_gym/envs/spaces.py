@@ -1,0 +1,31 @@
+"""Gymnasium spaces shared by the text interfaces of the package's environments."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from gymnasium import spaces
+
+PRINTABLE = "".join(sorted(set(string.printable)))
+
+
+class AnyText(spaces.Text):
+    """A ``Text`` space that admits any string up to ``max_length`` characters.
+
+    Gymnasium's default ``Text`` charset is alphanumeric only, which rejects JSON,
+    punctuation and non-ASCII names. Membership here is: a ``str`` no longer than
+    ``max_length``. Samples are drawn from printable ASCII.
+    """
+
+    def __init__(self, max_length: int, *, seed: Any = None) -> None:
+        super().__init__(max_length=max_length, min_length=0, charset=PRINTABLE, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"AnyText({self.max_length})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, AnyText) and other.max_length == self.max_length

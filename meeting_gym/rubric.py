@@ -1,0 +1,89 @@
+"""The terminal rubric of MeetingSlot, identical for every interface.
+
+``reward = 1.0 * exact_match + 0.2 * format + 0.2 * partial_credit``
+
+* ``format``: 1 when an ``<answer>...</answer>`` block is present;
+* ``exact_match``: 1 when the first block's content, normalised, equals gold;
+* ``partial_credit``: 0.5 when that content is a valid start that is not gold.
+
+Only the spellings listed in :func:`parse_answer` are read as instants;
+anything else (other offsets, fractional or non-zero seconds, extra words) is
+neither exact nor valid.
+"""
+
+from __future__ import annotations
+
+import re
+from calendar import timegm
+from dataclasses import asdict, dataclass
+from datetime import date
+
+from meeting_gym.agentkit.protocol import extract_answer
+from meeting_gym.calendar.solver import Solution
+
+WEIGHTS = {"exact_match": 1.0, "format": 0.2, "partial_credit": 0.2}
+PARTIAL = 0.5
+NONE = "NONE"
+
+_INSTANT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(00))?(?:Z|\+00:00| UTC)?",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Grade:
+    exact_match: float
+    format: float
+    partial_credit: float
+    reward: float
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+ZERO = Grade(0.0, 0.0, 0.0, 0.0)
+
+
+def parse_answer(text: str) -> int | str | None:
+    """An answer's content -> epoch seconds, ``"NONE"``, or None if not a UTC instant.
+
+    Accepted: ``T`` or one space between date and time; seconds optional and
+    ``00`` if present; suffix ``Z``, ``+00:00``, `` UTC`` or none; any letter
+    case; surrounding whitespace (runs of inner whitespace count as one space).
+    """
+    cleaned = " ".join(text.split())
+    if cleaned.upper() == NONE:
+        return NONE
+    match = _INSTANT.fullmatch(cleaned)
+    if match is None:
+        return None
+    year, month, day, hour, minute = (int(match[i]) for i in range(1, 6))
+    if hour > 23 or minute > 59:
+        return None
+    try:
+        date(year, month, day)
+    except ValueError:
+        return None
+    return timegm((year, month, day, hour, minute, 0, 0, 0, 0))
+
+
+def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> Grade:
+    """Score a parsed answer against a solution."""
+    gold = NONE if solution.gold is None else solution.gold
+    exact = 1.0 if answer is not None and answer == gold else 0.0
+    partial = 0.0
+    if not exact and isinstance(answer, int) and solution.is_valid(answer):
+        partial = PARTIAL
+    fmt = 1.0 if has_format else 0.0
+    reward = WEIGHTS["exact_match"] * exact + WEIGHTS["format"] * fmt
+    reward += WEIGHTS["partial_credit"] * partial
+    return Grade(exact, fmt, partial, round(reward, 10))
+
+
+def grade(text: str, solution: Solution) -> Grade:
+    """Grade a model's final message: the first ``<answer>`` block counts."""
+    content = extract_answer(text)
+    if content is None:
+        return ZERO
+    return score(parse_answer(content), solution, has_format=True)
