@@ -1,0 +1,58 @@
+"""Splits: composition, determinism, item independence and the JSONL export."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from meeting_gym.calendar.curated import CURATED
+from meeting_gym.calendar.generator import generate
+from meeting_gym.splits import export_jsonl, item_rng, load_split, to_row
+
+
+def test_curated_split_is_the_fifteen_cases():
+    assert load_split("curated") == list(CURATED)
+
+
+def test_eval_split_starts_with_curated_then_generated_from_seed_plus_one():
+    scenarios = load_split("eval", n=40, seed=42)
+    assert scenarios[:15] == list(CURATED)
+    assert scenarios[15] == generate(item_rng(43, 0))
+    assert len({s.id for s in scenarios}) == 40
+
+
+def test_train_split_is_deterministic_and_seeded():
+    assert load_split("train", n=20) == load_split("train", n=20)
+    assert load_split("train", n=20, seed=1) != load_split("train", n=20, seed=2)
+    # any item regenerates alone: the first 10 of 20 are the 10 of a shorter list
+    assert load_split("train", n=20)[:10] == load_split("train", n=10)
+
+
+def test_difficulty_pins_generation_and_filters_curated():
+    scenarios = load_split("eval", n=30, difficulty="easy")
+    assert all(s.difficulty == "easy" for s in scenarios)
+    assert [s.id for s in scenarios[:2]] == ["same_tz_empty_busy", "no_slot_fully_booked"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"name": "test"}, "unknown split"),
+        ({"name": "train", "difficulty": "legendary"}, "unknown difficulty"),
+        ({"name": "train", "n": -1}, "non-negative"),
+    ],
+)
+def test_bad_split_arguments(kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        load_split(**kwargs)
+
+
+def test_jsonl_rows(tmp_path):
+    path = tmp_path / "eval.jsonl"
+    assert export_jsonl(load_split("curated"), path) == 15
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert rows[0]["answer"] == "2024-03-11T13:00:00Z" and rows[2]["answer"] == "NONE"
+    assert rows[0]["info"]["id"] == "same_tz_empty_busy"
+    assert "30-minute meeting" in rows[0]["question"]
+    assert to_row(CURATED[0]) == rows[0]
