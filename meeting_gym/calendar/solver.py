@@ -92,15 +92,15 @@ def free_intervals(person: Attendee, lo: int, hi: int) -> list[tuple[int, list[S
             continue
         midnight = number * DAY
         busy = person.busy.get(from_day_number(number), ()) if person.busy else ()
-        merged: list[Span] = []
-        for f_start, f_end in subtract((person.work_start, person.work_end), busy):
-            for a, b in zones.local_to_utc(parts, midnight + f_start * 60, midnight + f_end * 60):
-                if merged and merged[-1][1] >= a:
-                    merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-                else:
-                    merged.append((a, b))
-        if merged:
-            out.append((number, merged))
+        # In a fall-back fold one local interval maps to two UTC pieces, so the pieces of
+        # different free intervals interleave in UTC: sort before merging.
+        pieces = [
+            span
+            for f_start, f_end in subtract((person.work_start, person.work_end), busy)
+            for span in zones.local_to_utc(parts, midnight + f_start * 60, midnight + f_end * 60)
+        ]
+        if pieces:
+            out.append((number, _union(pieces)))
     return out
 
 
