@@ -74,6 +74,13 @@ def test_client_objects_are_read_like_dicts_and_missing_ids_are_filled():
     assert turn.message["content"] == "thinking"
 
 
+def test_missing_or_repeated_ids_are_replaced_so_results_can_be_matched():
+    calls = [call("same", "f", "{}"), call("same", "f", "{}"), call("", "f", "{}")]
+    turn = assistant_turn({"content": None, "tool_calls": calls}, id_prefix="call_7")
+    assert turn.tool_call_ids == ("same", "call_7_1", "call_7_2")
+    assert [c["id"] for c in turn.message["tool_calls"]] == list(turn.tool_call_ids)
+
+
 def test_an_answer_in_content_wins_over_tool_calls():
     message = {"content": "done <answer>NONE</answer>", "tool_calls": [call("a", "f", "{}")]}
     turn = assistant_turn(message)
@@ -87,7 +94,7 @@ def test_a_message_with_neither_calls_nor_answer_goes_through_the_text_protocol(
     turn = assistant_turn({"content": content, "tool_calls": []})
     assert turn.action == (content or "") and turn.tool_call_ids == ()
     assert isinstance(parse_action(turn.action), InvalidAction)
-    assert "tool_calls" not in turn.message
+    assert "tool_calls" not in turn.message and turn.message["content"] == (content or "")
     assert observation_messages("error: hint", turn) == [{"role": "user", "content": "error: hint"}]
 
 

@@ -95,18 +95,26 @@ def _arguments_text(arguments: Any) -> str:
 
 
 def normalize_tool_calls(message: Any, id_prefix: str = "call") -> list[dict[str, Any]]:
-    """The message's tool calls as OpenAI-shaped dicts; missing ids become ``{prefix}_{i}``.
+    """The message's tool calls as OpenAI-shaped dicts.
 
-    ``arguments`` is kept as the model's string (a dict is JSON-encoded).
+    ``arguments`` is kept as the model's string (a dict is JSON-encoded). A missing
+    id, or one already used earlier in the message (some local servers send
+    ``""`` or repeat ids), becomes ``{id_prefix}_{i}`` so that every result can be
+    matched to its call.
     """
     calls: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for index, call in enumerate(_get(message, "tool_calls") or []):
         function = _get(call, "function")
         name = _get(function, "name") if function is not None else _get(call, "name")
         arguments = _get(function, "arguments") if function is not None else _get(call, "arguments")
+        call_id = _get(call, "id")
+        if not isinstance(call_id, str) or not call_id or call_id in seen:
+            call_id = f"{id_prefix}_{index}"
+        seen.add(call_id)
         calls.append(
             {
-                "id": _get(call, "id") or f"{id_prefix}_{index}",
+                "id": call_id,
                 "type": "function",
                 "function": {
                     "name": name if isinstance(name, str) else "",
@@ -143,7 +151,11 @@ def assistant_turn(
         return AssistantTurn({"role": "assistant", "content": content}, content)
 
     calls = normalize_tool_calls(message, id_prefix)
-    normalised: dict[str, Any] = {"role": "assistant", "content": content or None}
+    # null content is only valid beside tool calls
+    normalised: dict[str, Any] = {
+        "role": "assistant",
+        "content": content or ("" if not calls else None),
+    }
     if calls:
         normalised["tool_calls"] = calls
     if not calls or extract_answer(content) is not None:
