@@ -170,7 +170,11 @@ def test_malformed_tool_calls_cost_turns_and_come_back_as_errors(client):
 
 def test_a_model_that_never_answers_is_truncated_and_scored_zero(client, server):
     scenarios = load_split("curated", n=4)
-    rollouts = evaluate_llm(client, "never-answers", scenarios, max_turns=3, max_concurrent=2)
+    seen = []
+    rollouts = evaluate_llm(
+        client, "never-answers", scenarios, max_turns=3, max_concurrent=2, on_result=seen.append
+    )
+    assert seen == rollouts  # handed over in order, as they complete
     assert all(r.result.truncated and r.result.turns == 3 for r in rollouts)
     assert all(r.result.answer is None and r.result.reward == 0.0 for r in rollouts)
     summary = llm_summary(rollouts)
@@ -275,6 +279,7 @@ def test_eval_command_prints_the_table_and_writes_rows(server, tmp_path, capsys,
     }
     assert first["answer"] == first["gold"] and first["error"] is None
     assert first["usage"]["prompt_tokens"] > 0 and first["turns"] >= 2
+    assert first["finish_reasons"][0] == "tool_calls" and first["finish_reasons"][-1] == "stop"
     assert first["transcript"][0]["role"] == "system"
     assert first["transcript"][-1]["content"] == f"<answer>{first['gold']}</answer>"
 

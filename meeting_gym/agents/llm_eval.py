@@ -8,10 +8,11 @@ table, and backs ``meeting-gym eval --policy openai``. ``openai`` is imported la
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ class LLMRollout:
             "requests": self.episode.requests,
             "retries": self.episode.retries,
             "usage": self.episode.usage,
+            "finish_reasons": self.episode.finish_reasons,
             "error": r.error,
             "transcript": self.episode.messages,
         }
@@ -118,11 +120,15 @@ def evaluate_llm(
     max_concurrent: int = 4,
     retry: RetryPolicy | None = None,
     show_progress: bool | None = None,
+    on_result: Callable[[LLMRollout], None] | None = None,
 ) -> list[LLMRollout]:
     """``rollouts`` episodes per scenario, ``max_concurrent`` at a time (threads).
 
     Results come back in scenario order, rollouts of a scenario together, whatever
-    order the episodes finish in. Episode ``k`` resets its env with ``seed + k``.
+    order the episodes finish in; ``on_result`` sees each one in that order as soon
+    as it and those before it are done (to write rows as the run goes). Episode
+    ``k`` resets its env with ``seed + k``. On Ctrl-C, episodes not yet started are
+    cancelled.
     """
     check_tool_protocol(tool_protocol)
     if rollouts < 1:
@@ -130,7 +136,8 @@ def evaluate_llm(
     if max_concurrent < 1:
         raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent}")
     jobs = [(scenario, r) for scenario in scenarios for r in range(rollouts)]
-    with ThreadPoolExecutor(max_workers=max_concurrent) as pool:
+    pool = ThreadPoolExecutor(max_workers=max_concurrent)
+    try:
         futures = [
             pool.submit(
                 run_scenario,
@@ -147,7 +154,16 @@ def evaluate_llm(
             )
             for k, (scenario, r) in enumerate(jobs)
         ]
-        return [future.result() for future in progress(futures, "eval", show_progress)]
+        results = []
+        for future in progress(futures, "eval", show_progress):
+            results.append(future.result())
+            if on_result is not None:
+                on_result(results[-1])
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results
 
 
 def llm_summary(rollouts: Sequence[LLMRollout]) -> dict[str, Any]:
@@ -225,6 +241,8 @@ def run_cli(args: argparse.Namespace, scenarios: Sequence[Scenario]) -> int:
     """``meeting-gym eval --policy openai``: run, print the table, write ``--out``."""
     if not args.model:
         raise ValueError("--policy openai needs --model NAME")
+    if getattr(args, "mode", "text") != "text":
+        raise ValueError("--policy openai plays text mode only (--mode text)")
     for flag, value in (
         ("--rollouts", args.rollouts),
         ("--max-concurrent", args.max_concurrent),
@@ -242,24 +260,29 @@ def run_cli(args: argparse.Namespace, scenarios: Sequence[Scenario]) -> int:
         api_key = "EMPTY"
     client = make_client(args.base_url, api_key, timeout=args.timeout)
     retry = RetryPolicy(attempts=args.retries, base_delay=args.retry_base_delay)
-    rollouts = evaluate_llm(
-        client,
-        args.model,
-        scenarios,
-        rollouts=args.rollouts,
-        seed=args.seed,
-        tool_protocol=args.tool_protocol,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        max_turns=args.max_turns,
-        max_concurrent=args.max_concurrent,
-        retry=retry,
-        show_progress=args.progress,
-    )
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
-            for rollout in rollouts:
+    with contextlib.ExitStack() as stack:
+        handle = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else None
+
+        def write_row(rollout: LLMRollout) -> None:
+            if handle is not None:  # rows go out as the run goes, in order
                 handle.write(json.dumps(rollout.row(), ensure_ascii=False) + "\n")
+                handle.flush()
+
+        rollouts = evaluate_llm(
+            client,
+            args.model,
+            scenarios,
+            rollouts=args.rollouts,
+            seed=args.seed,
+            tool_protocol=args.tool_protocol,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            max_turns=args.max_turns,
+            max_concurrent=args.max_concurrent,
+            retry=retry,
+            show_progress=args.progress,
+            on_result=write_row,
+        )
     summary = llm_summary(rollouts)
     if args.json:
         payload = {
