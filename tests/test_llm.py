@@ -206,7 +206,9 @@ def test_a_provider_that_always_fails_is_an_error_not_a_score(client, server, re
     assert server.count("always-500") == 3 * 4 and len(sleeps) == 3 * 3
     summary = llm_summary(rollouts)
     assert (summary["n"], summary["scored"], summary["errors"]) == (3, 0, 3)
-    assert "errors          3 (excluded from the means)" in format_llm_table(summary, "t")
+    table = format_llm_table(summary, "t")
+    assert "errors          3 (excluded from the means)" in table
+    assert "scored          0 of 3" in table
 
 
 def test_errored_episodes_are_excluded_from_the_means(client, server):

@@ -183,7 +183,12 @@ def format_llm_table(
     summary: dict[str, Any], title: str, rows: Sequence[EpisodeResult] = ()
 ) -> str:
     """The usual table with truncations, requests, tokens and the first error added."""
-    extra = [
+    extra = []
+    if summary["errors"]:
+        extra.append(
+            f"{'scored':<16}{summary['scored']} of {summary['n']} (the means are over these)"
+        )
+    extra += [
         f"{'turn budget hit':<16}{summary['truncated']} (scored 0, counted in no answer)",
         f"{'requests':<16}{summary['requests']} "
         f"({summary['retries']} retries after 429/5xx/timeouts)",
