@@ -16,26 +16,21 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from fake_openai_server import FakeOpenAIServer
 
-openai = pytest.importorskip("openai")
+import meeting_gym  # noqa: F401
+from meeting_gym.agentkit import RetryPolicy, make_client, run_episode
+from meeting_gym.agents.evaluate import format_table
+from meeting_gym.agents.llm_eval import evaluate_llm, format_llm_table, llm_summary
+from meeting_gym.calendar.curated import CURATED_BY_ID
+from meeting_gym.calendar.scenario import Scenario
+from meeting_gym.calendar.solver import solve
+from meeting_gym.calendar.timeutil import format_utc
+from meeting_gym.cli import main
+from meeting_gym.rubric import grade
+from meeting_gym.splits import load_split
 
-from fake_openai_server import FakeOpenAIServer  # noqa: E402
-
-import meeting_gym  # noqa: E402, F401
-from meeting_gym.agentkit import RetryPolicy, make_client, run_episode  # noqa: E402
-from meeting_gym.agents.evaluate import format_table  # noqa: E402
-from meeting_gym.agents.llm_eval import (  # noqa: E402
-    evaluate_llm,
-    format_llm_table,
-    llm_summary,
-)
-from meeting_gym.calendar.curated import CURATED_BY_ID  # noqa: E402
-from meeting_gym.calendar.scenario import Scenario  # noqa: E402
-from meeting_gym.calendar.solver import solve  # noqa: E402
-from meeting_gym.calendar.timeutil import format_utc  # noqa: E402
-from meeting_gym.cli import main  # noqa: E402
-from meeting_gym.rubric import grade  # noqa: E402
-from meeting_gym.splits import load_split  # noqa: E402
+openai = pytest.importorskip("openai")  # the [llm] extra
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -170,8 +170,10 @@ class LLMEpisode:
     ``messages`` is the whole conversation (system, user, assistant, tool, ...);
     ``info`` the env's last info (on the final step it holds the env's grading);
     ``turns`` env steps; ``tool_calls`` calls requested in those steps; ``requests``
-    chat completions made (``retries`` of them retried); ``error`` is set, and the
-    episode must not be scored, when the provider failed.
+    chat completions asked for and ``retries`` the extra attempts after retryable
+    failures; ``usage`` summed token counts (None if the server never reported
+    them); ``error`` is set, and the episode must not be scored, when the provider
+    failed.
     """
 
     messages: list[dict[str, Any]]
