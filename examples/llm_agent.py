@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible server works (vLLM, Ollama, llama.cpp server, hosted APIs)::
 
-    python examples/llm_agent.py --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
+    python examples/llm_agent.py --model Qwen/Qwen2.5-7B-Instruct  # vLLM on :8000
     python examples/llm_agent.py --base-url http://localhost:11434/v1 --model qwen2.5:7b
 
 The API key is read from OPENAI_API_KEY (local servers accept any key). Needs
