@@ -286,6 +286,7 @@ def test_eval_command_text_protocol_rollouts_and_json(server, tmp_path, capsys):
     argv = ["eval", "--policy", "openai", "--model", "gold-text", "--base-url", server.base_url]
     argv += ["--tool-protocol", "text", "--split", "eval", "-n", "3", "--rollouts", "2"]
     argv += ["--max-concurrent", "3", "--json", "--out", str(out), "--temperature", "0.7"]
+    argv += ["--max-tokens", "256", "--extra-body", '{"top_k": 5}']
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["n"] == 6 and payload["reward"] == pytest.approx(1.2)
@@ -295,7 +296,8 @@ def test_eval_command_text_protocol_rollouts_and_json(server, tmp_path, capsys):
     assert [(r["scenario_id"], r["rollout"]) for r in rows] == [
         (i, k) for i in ids for k in range(2)
     ]
-    assert all(request["temperature"] == 0.7 for request in server.requests["gold-text"])
+    sent = server.requests["gold-text"]
+    assert all((r["temperature"], r["max_tokens"], r["top_k"]) == (0.7, 256, 5) for r in sent)
 
 
 def test_eval_command_reports_provider_errors(server, capsys):
@@ -311,6 +313,21 @@ def test_eval_command_reports_provider_errors(server, capsys):
 def test_eval_command_needs_a_model(capsys):
     assert main(["eval", "--policy", "openai"]) == 2
     assert "--model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--rollouts", "0"], "--rollouts must be at least 1"),
+        (["--max-concurrent", "0"], "--max-concurrent must be at least 1"),
+        (["--extra-body", "{oops"], "--extra-body is not JSON"),
+        (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
+    ],
+)
+def test_eval_command_rejects_bad_options_before_any_request(server, capsys, extra, message):
+    argv = ["eval", "--policy", "openai", "--model", "gold-native", "--base-url", server.base_url]
+    assert main(argv + extra) == 2
+    assert message in capsys.readouterr().err and server.requests == {}
 
 
 def test_other_policies_are_unchanged(capsys):

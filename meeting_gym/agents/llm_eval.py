@@ -69,6 +69,7 @@ def run_scenario(
     max_tokens: int | None = None,
     max_turns: int = 40,
     retry: RetryPolicy | None = None,
+    extra_request: dict[str, Any] | None = None,
 ) -> LLMRollout:
     """One episode of ``model`` on ``scenario`` in a fresh env."""
     env = gym.make("MeetingSlot-v0", mode="text", max_turns=max_turns)
@@ -83,6 +84,7 @@ def run_scenario(
             temperature=temperature,
             max_tokens=max_tokens,
             retry=retry,
+            extra_request=extra_request,
         )
         gold = env.unwrapped.episode.gold
     finally:
@@ -121,6 +123,7 @@ def evaluate_llm(
     retry: RetryPolicy | None = None,
     show_progress: bool | None = None,
     on_result: Callable[[LLMRollout], None] | None = None,
+    extra_request: dict[str, Any] | None = None,
 ) -> list[LLMRollout]:
     """``rollouts`` episodes per scenario, ``max_concurrent`` at a time (threads).
 
@@ -128,7 +131,7 @@ def evaluate_llm(
     order the episodes finish in; ``on_result`` sees each one in that order as soon
     as it and those before it are done (to write rows as the run goes). Episode
     ``k`` resets its env with ``seed + k``. On Ctrl-C, episodes not yet started are
-    cancelled.
+    cancelled. ``extra_request`` is merged into every chat request.
     """
     check_tool_protocol(tool_protocol)
     if rollouts < 1:
@@ -151,6 +154,7 @@ def evaluate_llm(
                 max_tokens=max_tokens,
                 max_turns=max_turns,
                 retry=retry,
+                extra_request=extra_request,
             )
             for k, (scenario, r) in enumerate(jobs)
         ]
@@ -239,6 +243,12 @@ def add_cli_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--retry-base-delay", type=float, default=1.0, help="backoff base in seconds"
     )
+    group.add_argument(
+        "--extra-body",
+        default=None,
+        help="JSON object merged into each request body, e.g. "
+        '\'{"chat_template_kwargs": {"enable_thinking": false}}\' for vLLM',
+    )
     group.add_argument("--out", default=None, help="write one JSONL row per rollout here")
 
 
@@ -256,6 +266,15 @@ def run_cli(args: argparse.Namespace, scenarios: Sequence[Scenario]) -> int:
     ):
         if value < 1:
             raise ValueError(f"{flag} must be at least 1, got {value}")
+    extra_request = None
+    if args.extra_body:
+        try:
+            extra_body = json.loads(args.extra_body)
+        except ValueError as exc:
+            raise ValueError(f"--extra-body is not JSON: {exc}") from exc
+        if not isinstance(extra_body, dict):
+            raise ValueError("--extra-body must be a JSON object")
+        extra_request = {"extra_body": extra_body}
     api_key = os.environ.get(args.api_key_env)
     if not api_key:
         print(
@@ -287,6 +306,7 @@ def run_cli(args: argparse.Namespace, scenarios: Sequence[Scenario]) -> int:
             retry=retry,
             show_progress=args.progress,
             on_result=write_row,
+            extra_request=extra_request,
         )
     summary = llm_summary(rollouts)
     if args.json:
