@@ -16,6 +16,10 @@ def _eval(args: argparse.Namespace) -> int:
     from meeting_gym.agents.policies import make_policy
 
     scenarios = load_split(args.split, n=args.n, seed=args.seed, difficulty=args.difficulty)
+    if args.policy == "openai":
+        from meeting_gym.agents.llm_eval import run_cli
+
+        return run_cli(args, scenarios)
     results = evaluate(
         lambda: make_policy(args.policy, seed=args.seed),
         scenarios,
@@ -51,6 +55,12 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_llm_options(parser: argparse.ArgumentParser) -> None:
+    from meeting_gym.agents.llm_eval import add_cli_options  # no openai import here
+
+    add_cli_options(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meeting-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="progress bar on stderr (default: on a tty, for 50+ scenarios)",
     )
+    _add_llm_options(ev)
     ev.set_defaults(run=_eval)
 
     bench = sub.add_parser("bench", help="measure generation, reset and solve speed")

@@ -1,0 +1,266 @@
+"""An agent loop for any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp, hosted).
+
+Works with any environment whose ``reset`` info carries ``system_prompt`` and
+``tools`` and whose ``step`` takes the text protocol (see
+:mod:`meeting_gym.agentkit.messages`). ``openai`` is imported only when a client is
+made (:func:`make_client`) or an error is classified; install it with
+``pip install "meeting-gym[llm]"``.
+
+::
+
+    client = make_client(base_url="http://localhost:8000/v1")
+    env = gymnasium.make("MeetingSlot-v0", mode="text")
+    result = run_episode(env, client, "Qwen/Qwen2.5-7B-Instruct", seed=0)
+    print(result.reward, result.info, result.error)
+
+Provider failures (429, 5xx, timeouts, connection errors) are retried with bounded
+exponential backoff (:class:`RetryPolicy`); when the retries run out, or on any other
+API error (400, 401, 404, ...), the episode stops with :attr:`LLMEpisode.error` set
+and should be reported as an error, not scored. Everything the model does wrong
+(malformed calls, no answer, running out of turns) is the env's business and scored.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from meeting_gym.agentkit.messages import (
+    assistant_turn,
+    check_tool_protocol,
+    initial_messages,
+    observation_messages,
+    tools_for,
+)
+from meeting_gym.agentkit.protocol import ToolCallsAction, parse_action
+
+INSTALL_HINT = 'the LLM loop needs the openai client: pip install "meeting-gym[llm]"'
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+def _openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(INSTALL_HINT) from exc
+    return openai
+
+
+def make_client(
+    base_url: str | None = None,
+    api_key: str | None = None,
+    *,
+    timeout: float = 120.0,
+    max_retries: int = 0,
+) -> Any:
+    """An ``openai.OpenAI`` client. Retries are left to :class:`RetryPolicy` by default.
+
+    ``api_key`` defaults to ``OPENAI_API_KEY``; local servers that need no key get
+    the placeholder ``"EMPTY"``.
+    """
+    openai = _openai()
+    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY") or "EMPTY"
+    return openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True for rate limits (429), 408/409, server errors (5xx), timeouts and lost connections."""
+    openai = _openai()
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+    return False
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line description of an API error: class, HTTP status and message."""
+    status = getattr(exc, "status_code", None)
+    head = type(exc).__name__ + (f" {status}" if status is not None else "")
+    message = " ".join(str(exc).split())
+    return f"{head}: {message[:300]}" if message else head
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff with full jitter for retryable API errors.
+
+    Attempt ``k`` (from 0) that fails waits ``uniform(0, min(max_delay, base_delay *
+    2**k))`` seconds before the next; after ``attempts`` failures the error is raised.
+    """
+
+    attempts: int = 5
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        if self.base_delay < 0 or self.max_delay < 0:
+            raise ValueError("delays must be non-negative")
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return rng.uniform(0.0, min(self.max_delay, self.base_delay * 2**attempt))
+
+
+@dataclass
+class Usage:
+    """Token counts summed over an episode's requests (None when the server never said)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    reported: bool = False
+
+    def add(self, usage: Any) -> None:
+        if usage is None:
+            return
+        self.reported = True
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = getattr(usage, key, None) if not isinstance(usage, dict) else usage.get(key)
+            if isinstance(value, int):
+                setattr(self, key, getattr(self, key) + value)
+
+    def as_dict(self) -> dict[str, int] | None:
+        if not self.reported:
+            return None
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+def create_completion(
+    client: Any,
+    retry: RetryPolicy | None = None,
+    *,
+    rng: random.Random | None = None,
+    on_retry: Callable[[BaseException, float], None] | None = None,
+    **request: Any,
+) -> Any:
+    """``client.chat.completions.create(**request)`` with retries on retryable errors.
+
+    Non-retryable errors, and the last retryable one, are raised.
+    """
+    policy = retry or RetryPolicy()
+    generator = rng or random.Random()
+    for attempt in range(policy.attempts):
+        try:
+            return client.chat.completions.create(**request)
+        except Exception as exc:
+            if attempt + 1 >= policy.attempts or not is_retryable(exc):
+                raise
+            wait = policy.delay(attempt, generator)
+            if on_retry is not None:
+                on_retry(exc, wait)
+            policy.sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass
+class LLMEpisode:
+    """What one episode of :func:`run_episode` produced.
+
+    ``messages`` is the whole conversation (system, user, assistant, tool, ...);
+    ``info`` the env's last info (on the final step it holds the env's grading);
+    ``turns`` env steps; ``tool_calls`` calls requested in those steps; ``requests``
+    chat completions asked for and ``retries`` the extra attempts after retryable
+    failures; ``usage`` summed token counts (None if the server never reported
+    them); ``error`` is set, and the episode must not be scored, when the provider
+    failed.
+    """
+
+    messages: list[dict[str, Any]]
+    reset_info: dict[str, Any]
+    info: dict[str, Any]
+    reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    turns: int = 0
+    tool_calls: int = 0
+    requests: int = 0
+    retries: int = 0
+    usage: dict[str, int] | None = None
+    error: str | None = None
+    finish_reasons: list[str | None] = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+
+def run_episode(
+    env: Any,
+    client: Any,
+    model: str,
+    *,
+    tool_protocol: str = "native",
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    retry: RetryPolicy | None = None,
+    system_prompt: str | None = None,
+    extra_request: dict[str, Any] | None = None,
+) -> LLMEpisode:
+    """Play one episode of ``env`` with ``model`` through ``client`` until it ends.
+
+    The env is reset with ``seed`` and ``options``; each assistant message becomes one
+    env step (:func:`~meeting_gym.agentkit.messages.assistant_turn`), and the loop stops
+    when the env terminates or truncates, or when the provider fails (``error``).
+    ``extra_request`` is merged into every request (e.g. ``{"seed": 0}`` or
+    ``{"extra_body": {...}}``).
+    """
+    check_tool_protocol(tool_protocol)
+    observation, reset_info = env.reset(seed=seed, options=options)
+    messages = initial_messages(observation, reset_info, system_prompt)
+    result = LLMEpisode(messages=messages, reset_info=reset_info, info=dict(reset_info))
+    usage = Usage()
+    tools = tools_for(reset_info, tool_protocol)
+    rng = random.Random(seed)
+
+    def count_retry(_exc: BaseException, _wait: float) -> None:
+        result.retries += 1
+
+    while not result.done:
+        request: dict[str, Any] = {"model": model, "messages": messages}
+        if tools:
+            request["tools"] = tools
+        if temperature is not None:
+            request["temperature"] = temperature
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
+        request.update(extra_request or {})
+        result.requests += 1
+        try:
+            response = create_completion(client, retry, rng=rng, on_retry=count_retry, **request)
+        except _openai().OpenAIError as exc:
+            result.error = describe_error(exc)
+            break
+        usage.add(getattr(response, "usage", None))
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            result.error = "the response has no choices"
+            break
+        choice = choices[0]
+        result.finish_reasons.append(getattr(choice, "finish_reason", None))
+        turn = assistant_turn(choice.message, tool_protocol, id_prefix=f"call_{result.turns}")
+        messages.append(turn.message)
+        parsed = parse_action(turn.action)
+        if isinstance(parsed, ToolCallsAction):
+            result.tool_calls += len(parsed.calls)
+        observation, reward, terminated, truncated, info = env.step(turn.action)
+        result.turns += 1
+        result.reward = float(reward)
+        result.terminated, result.truncated = bool(terminated), bool(truncated)
+        result.info = info
+        if not result.done:
+            messages.extend(observation_messages(observation, turn))
+    result.usage = usage.as_dict()
+    return result
