@@ -285,11 +285,19 @@ class Budget:
 
 
 FULL = Budget(
-    repeats=7, cartpole_steps=20_000, steps=4000, resets=300, solves_per_difficulty=150,
+    repeats=7,
+    cartpole_steps=20_000,
+    steps=4000,
+    resets=300,
+    solves_per_difficulty=150,
     vector_steps=400,
 )
 QUICK = Budget(
-    repeats=3, cartpole_steps=3000, steps=500, resets=40, solves_per_difficulty=20,
+    repeats=3,
+    cartpole_steps=3000,
+    steps=500,
+    resets=40,
+    solves_per_difficulty=20,
     vector_steps=40,
 )
 

@@ -42,4 +42,6 @@ def test_bench_command_json(capsys, monkeypatch):
     assert main(["bench", "--quick", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["quick"] is True and payload["cartpole_steps_per_s"] > 0
-    assert {"measure", "rate", "seconds", "ratio", "target", "met", "note"} <= set(payload["rows"][0])
+    assert {"measure", "rate", "seconds", "ratio", "target", "met", "note"} <= set(
+        payload["rows"][0]
+    )
