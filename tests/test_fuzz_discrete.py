@@ -95,7 +95,7 @@ def test_every_single_action_from_reset_is_safe():
     environment = env()
     for action in range(environment.action_space.n):
         observation, info = environment.reset(seed=action)
-        observation, reward, terminated, truncated, info = environment.step(action)
+        observation, reward, _terminated, _truncated, info = environment.step(action)
         assert environment.observation_space.contains(observation) and info["turn"] == 1
         assert float(reward) in REWARDS
 
