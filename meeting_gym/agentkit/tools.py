@@ -165,24 +165,24 @@ class _Type:
 
         ``phrase`` overrides what a value of the wrong type is told it must be.
         """
-        wrong = f"{label} must be {phrase or self.phrase()}, got {_describe(value)}"
         kind = self.kind
         if kind == "nullable":
             assert self.item is not None
             return (None, None) if value is None else self.item.check(value, label, self.phrase())
         if kind == "string":
-            return (value, None) if isinstance(value, str) else (None, wrong)
-        if kind == "boolean":
-            return (value, None) if isinstance(value, bool) else (None, wrong)
-        if isinstance(value, bool):  # bool is an int subclass, but never a number here
-            return None, wrong
-        if kind == "integer":
+            if isinstance(value, str):
+                return value, None
+        elif kind == "boolean":
+            if isinstance(value, bool):
+                return value, None
+        elif isinstance(value, bool):  # bool is an int subclass, but never a number here
+            pass
+        elif kind == "integer":
             if isinstance(value, int):
                 return value, None
             if isinstance(value, float) and math.isfinite(value) and value.is_integer():
                 return int(value), None  # JSON Schema: 3.0 is an integer
-            return None, wrong
-        if kind == "number":
+        elif kind == "number":
             if isinstance(value, int):
                 try:
                     return float(value), None
@@ -190,24 +190,23 @@ class _Type:
                     return None, f"{label} is out of range for a number"
             if isinstance(value, float) and math.isfinite(value):
                 return value, None
-            return None, wrong
-        if kind == "enum":
-            base = type(self.choices[0])
-            if type(value) is base and value in self.choices:
+        elif kind == "enum":
+            if type(value) is type(self.choices[0]) and value in self.choices:
                 return value, None
-            return None, wrong
-        if kind == "array":
+        elif kind == "array":
             assert self.item is not None
-            if not isinstance(value, list):
-                return None, wrong
-            items = []
-            for index, item in enumerate(value):
-                converted, problem = self.item.check(item, f"{label} item {index}")
-                if problem is not None:
-                    return None, problem
-                items.append(converted)
-            return items, None
-        raise AssertionError(kind)  # pragma: no cover
+            if isinstance(value, list):
+                items = []
+                for index, item in enumerate(value):
+                    converted, problem = self.item.check(item, f"{label} item {index}")
+                    if problem is not None:
+                        return None, problem
+                    items.append(converted)
+                return items, None
+        else:
+            raise AssertionError(kind)  # pragma: no cover
+        # Only a misfit pays for the message (checking runs on every tool call).
+        return None, f"{label} must be {phrase or self.phrase()}, got {_describe(value)}"
 
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -275,6 +274,7 @@ class _Param:
     name: str
     type: _Type
     required: bool
+    label: str  # how error messages name it: 'argument "name"'
 
 
 @dataclass(frozen=True)
@@ -338,7 +338,7 @@ class Tool:
                 except (TypeError, ValueError):
                     pass
             properties[p.name] = prop
-            params.append(_Param(p.name, arg_type, is_required))
+            params.append(_Param(p.name, arg_type, is_required, f"argument {_quote(p.name)}"))
 
         unknown = sorted(set(arg_docs) - {p.name for p in params} - {"world"})
         if unknown:
@@ -394,9 +394,7 @@ class Tool:
                 if param.required:
                     problems.append(f"missing required argument {_quote(param.name)}")
                 continue
-            value, problem = param.type.check(
-                arguments[param.name], f"argument {_quote(param.name)}"
-            )
+            value, problem = param.type.check(arguments[param.name], param.label)
             if problem is not None:
                 problems.append(problem)
             else:
