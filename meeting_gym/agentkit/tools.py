@@ -417,6 +417,7 @@ class ToolSet:
 
     def __init__(self, functions: Iterable[Callable[..., str] | Tool]) -> None:
         self._tools: dict[str, Tool] = {}
+        self._schemas_json: str | None = None
         for fn in functions:
             tool = fn if isinstance(fn, Tool) else Tool.from_function(fn)
             if tool.name in self._tools:
@@ -432,8 +433,12 @@ class ToolSet:
         return tuple(self._tools.values())
 
     def schemas(self) -> list[dict[str, Any]]:
-        """The tools in OpenAI function-calling format, in order."""
-        return [tool.schema() for tool in self._tools.values()]
+        """The tools in OpenAI function-calling format, in order (a fresh copy each call)."""
+        if self._schemas_json is None:
+            self._schemas_json = json.dumps([tool.schema() for tool in self._tools.values()])
+        # Decoding a cached JSON text is several times cheaper than deep-copying the
+        # nested dicts, and environments hand these out on every reset.
+        return json.loads(self._schemas_json)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name) if isinstance(name, str) else None

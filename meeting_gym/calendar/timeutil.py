@@ -33,7 +33,13 @@ def parse_hm(text: str, *, allow_24: bool = False) -> int:
     return hour * 60 + minute
 
 
+_HM_TEXT = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(1441))
+
+
 def format_hm(minutes: int) -> str:
+    """Minutes after midnight -> 'HH:MM' (a table look-up: it runs for every busy block)."""
+    if 0 <= minutes <= 1440:
+        return _HM_TEXT[minutes]
     hour, minute = divmod(minutes, 60)
     return f"{hour:02d}:{minute:02d}"
 
