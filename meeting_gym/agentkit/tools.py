@@ -68,6 +68,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_STRICT: dict[str, Any] = {"object_pairs_hook": _no_duplicates, "parse_constant": _reject_constant}
+_STRICT_DECODER = json.JSONDecoder(**_STRICT)
+
+
 def loads_json(text: str) -> tuple[Any, str | None]:
     """Decode JSON without ever raising: ``(value, None)`` or ``(None, problem)``.
 
@@ -75,7 +79,10 @@ def loads_json(text: str) -> tuple[Any, str | None]:
     are refused (both are ambiguous); too deep nesting is reported, not raised.
     """
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        if isinstance(text, str) and not text.startswith("\ufeff"):
+            value = _STRICT_DECODER.decode(text)  # json.loads would build a decoder per call
+        else:
+            value = json.loads(text, **_STRICT)  # bytes, or the BOM error message
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at position {exc.pos}"
     except _DuplicateKeyError as exc:
