@@ -222,6 +222,7 @@ def vector_rate(
 ) -> float | None:
     """Sub-environment steps per second of ``gymnasium.make_vec`` (None if no such mode)."""
     import gymnasium as gym
+    import numpy as np
 
     import meeting_gym  # noqa: F401
 
@@ -242,7 +243,7 @@ def vector_rate(
         start = time.perf_counter()
         for _ in range(vector_steps):
             actions = [choose(_sub_info(infos, i)) for i, choose in enumerate(choosers)]
-            _, _, _, _, infos = envs.step(tuple(actions) if mode == "text" else actions)
+            _, _, _, _, infos = envs.step(tuple(actions) if mode == "text" else np.array(actions))
         elapsed = time.perf_counter() - start
     finally:
         envs.close()
