@@ -112,7 +112,8 @@ def digest(value: Any) -> str:
 
 def child_record(mode: str, env_vars: dict[str, str]) -> str:
     root = str(Path(meeting_gym.__file__).resolve().parents[1])
-    environment = {**os.environ, **env_vars, "PYTHONPATH": root}
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    environment = {**os.environ, **env_vars, "PYTHONPATH": path}
     result = subprocess.run(
         [sys.executable, __file__, mode],
         capture_output=True,
