@@ -8,7 +8,7 @@ zone.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 
 DAY = 86_400
 EPOCH = date(1970, 1, 1)
@@ -60,8 +60,12 @@ def day_number(day: date) -> int:
     return (day - EPOCH).days
 
 
+_EPOCH_ORDINAL = EPOCH.toordinal()
+
+
 def from_day_number(number: int) -> date:
-    return EPOCH + timedelta(days=number)
+    """The date ``number`` days after 1970-01-01 (hot in the solver: no timedelta)."""
+    return date.fromordinal(_EPOCH_ORDINAL + number)
 
 
 def format_utc(instant: int) -> str:
