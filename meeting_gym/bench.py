@@ -3,9 +3,10 @@
 Every figure is measured in this one run, side by side with the yardstick:
 ``gymnasium.make("CartPole-v1")`` stepped with random actions (reset whenever an
 episode ends), the environment every RL user has a feel for. The machines this
-runs on are shared and noisy, so each repeat measures CartPole and then every
-row, and each figure is a median over repeats; the ratio column divides a row's
-median rate by CartPole's median rate from the same run.
+runs on are shared and noisy, so each repeat measures CartPole, then every row,
+then CartPole again; a row's ratio in that repeat is its rate over the mean of the
+two CartPole rates, and the table shows medians over repeats (of the rates, the
+durations and the ratios).
 
 What a row counts:
 
@@ -308,13 +309,9 @@ def measure(quick: bool = False) -> tuple[list[Row], float]:
     budget = QUICK if quick else FULL
     modes = ("discrete", "text")
     envs = {mode: make_env(mode) for mode in modes}
-    rates: dict[str, list[float]] = {}
-    seconds: dict[str, list[float]] = {}
-
-    def add(store: dict[str, list[float]], key: str, value: float | list[float] | None) -> None:
-        if value is None:
-            return
-        store.setdefault(key, []).extend(value if isinstance(value, list) else [value])
+    rates: dict[str, list[float]] = {}  # per repeat: items per second
+    ratios: dict[str, list[float]] = {}  # per repeat: rate / CartPole's rate in that repeat
+    seconds: dict[str, list[float]] = {}  # every single duration, for the time rows
 
     reset_envs = {
         (mode, difficulty): make_env(mode, difficulty=difficulty)
@@ -330,20 +327,33 @@ def measure(quick: bool = False) -> tuple[list[Row], float]:
     solve_times(pool)  # warm the zone caches
 
     for r in range(budget.repeats):
-        add(rates, "cartpole", cartpole_rate(budget.cartpole_steps, seed=r))
+        # CartPole runs at both ends of each repeat and every ratio uses their mean, so a
+        # burst of load from other jobs hits the row and its yardstick alike.
+        before = cartpole_rate(budget.cartpole_steps, seed=r)
+        repeat: dict[str, float | None] = {}
         for mode, env in envs.items():
-            if env is None:
-                continue
-            add(rates, f"{mode} step", step_rate(env, chooser(mode, r), budget.steps, seed=r))
-            add(rates, f"{mode} rollout", rollout_rate(env, chooser(mode, r), budget.steps, r))
+            if env is not None:
+                repeat[f"{mode} step"] = step_rate(env, chooser(mode, r), budget.steps, r)
+                repeat[f"{mode} rollout"] = rollout_rate(env, chooser(mode, r), budget.steps, r)
+        timed: dict[str, list[float]] = {}
         for (mode, difficulty), env in reset_envs.items():
             if env is not None:
-                add(seconds, f"{mode} reset {difficulty}", reset_times(env, budget.resets, r))
-        add(seconds, "solve", solve_times(pool))
+                timed[f"{mode} reset {difficulty}"] = reset_times(env, budget.resets, r)
+        timed["solve"] = solve_times(pool)
+        for key, durations in timed.items():
+            seconds.setdefault(key, []).extend(durations)
+            repeat[key] = 1 / median(durations)
         for mode in modes:
             for kind, n in (("sync", 8), ("async", 2)):
                 steps = budget.vector_steps * (1 if kind == "sync" else 4)
-                add(rates, f"{mode} {kind}", vector_rate(mode, n, kind, steps, seed=r))
+                repeat[f"{mode} {kind}"] = vector_rate(mode, n, kind, steps, seed=r)
+        after = cartpole_rate(budget.cartpole_steps, seed=r)
+        yardstick = (before + after) / 2
+        rates.setdefault("cartpole", []).extend([before, after])
+        for key, value in repeat.items():
+            if value is not None:
+                rates.setdefault(key, []).append(value)
+                ratios.setdefault(key, []).append(value / yardstick)
 
     cart = median(rates["cartpole"])
     rows = [Row("CartPole-v1 random steps (yardstick)", rate=cart, ratio=1.0)]
@@ -351,18 +361,18 @@ def measure(quick: bool = False) -> tuple[list[Row], float]:
     def rate_row(key: str, label: str, target: float | None = None) -> Row:
         if key not in rates:
             return Row(label, note=DISCRETE_MISSING)
-        value = median(rates[key])
-        row = Row(label, rate=value, ratio=value / cart)
+        ratio = median(ratios[key])
+        row = Row(label, rate=median(rates[key]), ratio=ratio)
         if target is not None:
             row.target = f">= {target:.0%} of CartPole"
-            row.met = value / cart >= target
+            row.met = ratio >= target
         return row
 
     def time_row(key: str, label: str, target_s: float | None = None) -> Row:
         if key not in seconds:
             return Row(label, note=DISCRETE_MISSING)
         value = median(seconds[key])
-        row = Row(label, seconds=value, rate=1 / value, ratio=1 / value / cart)
+        row = Row(label, seconds=value, rate=1 / value, ratio=median(ratios[key]))
         if target_s is not None:
             row.target = f"< {_duration(target_s)}"
             row.met = value < target_s
@@ -419,7 +429,7 @@ def format_table(rows: Sequence[Row], quick: bool = False) -> str:
     repeats = (QUICK if quick else FULL).repeats
     out.append(
         f"medians over {repeats} repeats; 'vs CartPole' = rate / CartPole steps per second, "
-        "measured in this run"
+        "paired within each repeat of this run"
     )
     return "\n".join(out)
 
