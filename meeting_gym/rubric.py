@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from calendar import timegm
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import date
 
 from meeting_gym.agentkit.protocol import extract_answer
@@ -39,7 +39,13 @@ class Grade:
     reward: float
 
     def as_dict(self) -> dict[str, float]:
-        return asdict(self)
+        # Spelled out: dataclasses.asdict deep-copies recursively, on every episode end.
+        return {
+            "exact_match": self.exact_match,
+            "format": self.format,
+            "partial_credit": self.partial_credit,
+            "reward": self.reward,
+        }
 
 
 ZERO = Grade(0.0, 0.0, 0.0, 0.0)
