@@ -216,3 +216,12 @@ def test_every_minute_of_the_window_scores_at_most_once_gold(scenario):
         else:
             assert reward == (pytest.approx(VALID) if solution.is_valid(minute) else FORMAT_ONLY)
     assert golds == (solution.gold is not None)
+
+
+def test_grade_as_dict_lists_every_field():
+    import dataclasses
+
+    from meeting_gym.rubric import Grade
+
+    grade_ = Grade(1.0, 1.0, 0.0, 1.2)
+    assert grade_.as_dict() == dataclasses.asdict(grade_)
