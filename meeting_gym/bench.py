@@ -431,12 +431,33 @@ def format_table(rows: Sequence[Row], quick: bool = False) -> str:
         f"medians over {repeats} repeats; 'vs CartPole' = rate / CartPole steps per second, "
         "paired within each repeat of this run"
     )
+    out.append(closing_note(rows))
     return "\n".join(out)
+
+
+def closing_note(rows: Sequence[Row]) -> str:
+    """One plain sentence: which targets were met, which were not, which were not measured."""
+    judged = [row for row in rows if row.met is not None]
+    missed = [row.measure for row in judged if not row.met]
+    parts = [f"targets met: {len(judged) - len(missed)} of {len(judged)} measured"]
+    if missed:
+        parts.append("NOT met: " + "; ".join(missed))
+    if any(row.note == DISCRETE_MISSING for row in rows):
+        parts.append(
+            "discrete targets (step >= 35%, rollouts >= 15% of CartPole) not measured: "
+            'mode="discrete" is not available in this build'
+        )
+    return "; ".join(parts) + "."
 
 
 def run_bench(quick: bool = False, as_json: bool = False) -> str:
     rows, cart = measure(quick)
     if as_json:
-        payload = {"quick": quick, "cartpole_steps_per_s": cart, "rows": [asdict(r) for r in rows]}
+        payload = {
+            "quick": quick,
+            "cartpole_steps_per_s": cart,
+            "rows": [asdict(r) for r in rows],
+            "note": closing_note(rows),
+        }
         return json.dumps(payload, indent=2)
     return format_table(rows, quick)

@@ -34,7 +34,8 @@ def test_quick_bench_table_has_every_row_and_a_ratio_column(monkeypatch):
             assert row.met in (True, False) or row.note
     table = bench.format_table(rows, quick=True)
     assert "vs CartPole" in table.splitlines()[0] and "target" in table.splitlines()[0]
-    assert len(table.splitlines()) == len(rows) + 3
+    assert len(table.splitlines()) == len(rows) + 4
+    assert table.splitlines()[-1].startswith("targets met: ")
 
 
 def test_bench_command_json(capsys, monkeypatch):
@@ -42,6 +43,7 @@ def test_bench_command_json(capsys, monkeypatch):
     assert main(["bench", "--quick", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["quick"] is True and payload["cartpole_steps_per_s"] > 0
+    assert payload["note"].startswith("targets met: ")
     assert {"measure", "rate", "seconds", "ratio", "target", "met", "note"} <= set(
         payload["rows"][0]
     )

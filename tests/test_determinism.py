@@ -225,7 +225,7 @@ def vector_streams(mode: str, kind: str, seed: int, n: int, steps: int) -> list[
             return {k: sub(v, i) for k, v in batch.items()}
         return batch[i]
 
-    observations, infos = envs.reset(seed=seed)
+    observations, infos = envs.reset(seed=[seed + i for i in range(n)])
     streams = [[plain(sub(observations, i))] for i in range(n)]
     for _ in range(steps):
         actions = []
