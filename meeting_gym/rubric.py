@@ -25,9 +25,11 @@ WEIGHTS = {"exact_match": 1.0, "format": 0.2, "partial_credit": 0.2}
 PARTIAL = 0.5
 NONE = "NONE"
 
+# re.ASCII: without it \d also matches full-width and other scripts' digits, and
+# the gold instant written in full-width digits graded as an exact match.
 _INSTANT = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(00))?(?:Z|\+00:00| UTC)?",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
 
 

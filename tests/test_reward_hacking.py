@@ -225,3 +225,34 @@ def test_grade_as_dict_lists_every_field():
 
     grade_ = Grade(1.0, 1.0, 0.0, 1.2)
     assert grade_.as_dict() == dataclasses.asdict(grade_)
+
+
+def _digits(text: str, zero: int) -> str:
+    """``text`` with its ASCII digits rewritten in another script (``zero`` = its 0)."""
+    return "".join(chr(zero + int(c)) if c.isdigit() else c for c in text)
+
+
+@pytest.mark.parametrize(
+    "zero", [0xFF10, 0x0660, 0x0966], ids=["fullwidth", "arabic", "devanagari"]
+)
+@pytest.mark.parametrize("layout", ["%Y-%m-%dT%H:%MZ", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%SZ"])
+def test_digits_of_other_scripts_are_not_an_instant(zero, layout):
+    # Regression: the rubric's \d matched any Unicode digit, so the gold instant written in
+    # full-width digits scored 1.2 (and, without seconds, was the only way to spell it).
+    scenario = SOLVABLE[0]
+    text = _digits(datetime.fromtimestamp(gold_of(scenario), timezone.utc).strftime(layout), zero)
+    assert reward_of(scenario, answer(text))[0] == FORMAT_ONLY
+
+
+def test_tools_and_loading_read_ascii_digits_only():
+    from meeting_gym.calendar.scenario import ScenarioError
+    from meeting_gym.calendar.timeutil import parse_date, parse_hm
+
+    with pytest.raises(ValueError):
+        parse_date(_digits("2024-03-11", 0xFF10))
+    with pytest.raises(ValueError):
+        parse_hm(_digits("09:00", 0x0660))
+    data = CURATED[0].to_dict()
+    data["window_start"] = _digits(data["window_start"], 0xFF10)
+    with pytest.raises(ScenarioError, match="window_start"):
+        Scenario.from_dict(data)

@@ -14,8 +14,9 @@ DAY = 86_400
 EPOCH = date(1970, 1, 1)
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
-_HM = re.compile(r"(\d{2}):(\d{2})")
-_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# ASCII digits only: a bare \d would also accept full-width or Arabic-Indic digits.
+_HM = re.compile(r"(\d{2}):(\d{2})", re.ASCII)
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 
 
 def parse_hm(text: str, *, allow_24: bool = False) -> int:
