@@ -103,6 +103,20 @@ def record(mode: str, difficulty: str | None = None) -> list[Any]:
     return out
 
 
+def many_resets(mode: str, count: int = 40) -> list[Any]:
+    """Scenario ids and gold answers of ``count`` seeded resets per difficulty."""
+    out = []
+    for difficulty in (None, "easy", "medium", "hard", "expert"):
+        env = make(mode, difficulty=difficulty)
+        env.reset(seed=99)
+        for _ in range(count):
+            _, info = env.reset()
+            episode = getattr(env.unwrapped, "episode", None)  # the text env's engine
+            out.append([info["scenario_id"], episode.gold if episode is not None else None])
+        env.close()
+    return out
+
+
 def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
@@ -129,7 +143,7 @@ def child_record(mode: str, env_vars: dict[str, str]) -> str:
 @pytest.mark.parametrize("mode", MODES)
 def test_same_seed_same_episodes_across_processes_tz_and_hash_seed(mode):
     make(mode).close()  # skips if the mode does not exist
-    here = digest([record(mode), record(mode, "expert")])
+    here = digest([record(mode), record(mode, "expert"), many_resets(mode)])
     children = {
         child_record(mode, {"TZ": "Pacific/Chatham", "PYTHONHASHSEED": "0"}),
         child_record(mode, {"TZ": "America/St_Johns", "PYTHONHASHSEED": "4242"}),
@@ -269,4 +283,4 @@ def test_async_text_with_shared_memory_says_how_to_fix_it():
 
 if __name__ == "__main__":  # the child process of the cross-process test
     chosen = sys.argv[1]
-    print(digest([record(chosen), record(chosen, "expert")]))
+    print(digest([record(chosen), record(chosen, "expert"), many_resets(chosen)]))
