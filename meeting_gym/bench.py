@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from statistics import median
 from typing import Any
 
-from meeting_gym.calendar import zones
+from meeting_gym.calendar import solver, zones
 from meeting_gym.calendar.generator import DIFFICULTIES, PEOPLE, generate
 from meeting_gym.calendar.solver import solve
 
@@ -392,6 +392,7 @@ def measure(quick: bool = False) -> tuple[list[Row], float]:
         rows.append(rate_row(f"{mode} async", f"{mode}: make_vec async x2"))
 
     zones._year.cache_clear()
+    solver._day_pieces.cache_clear()
     cold = _clock(lambda: generate_batch(500, seed=1), 1)[0]
     warm = median(_clock(lambda: generate_batch(500, seed=2), max(3, budget.repeats // 2)))
     for label, value in (("cold zone cache", cold), ("warm, median", warm)):
