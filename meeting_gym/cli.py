@@ -44,7 +44,7 @@ def _eval(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from meeting_gym.bench import run_bench
 
-    print(run_bench(quick=args.quick))
+    print(run_bench(quick=args.quick, as_json=args.json))
     return 0
 
 
@@ -86,8 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_llm_options(ev)
     ev.set_defaults(run=_eval)
 
-    bench = sub.add_parser("bench", help="measure generation, reset and solve speed")
+    bench = sub.add_parser("bench", help="measure speed against CartPole-v1 in the same run")
     bench.add_argument("--quick", action="store_true", help="fewer repeats (for smoke tests)")
+    bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.set_defaults(run=_bench)
 
     export = sub.add_parser("export", help="write a split as JSONL rows for LLM trainers")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from calendar import timegm
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import date
 
 from meeting_gym.agentkit.protocol import extract_answer
@@ -25,9 +25,11 @@ WEIGHTS = {"exact_match": 1.0, "format": 0.2, "partial_credit": 0.2}
 PARTIAL = 0.5
 NONE = "NONE"
 
+# re.ASCII: without it \d also matches full-width and other scripts' digits, and
+# the gold instant written in full-width digits graded as an exact match.
 _INSTANT = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(00))?(?:Z|\+00:00| UTC)?",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
 
 
@@ -39,7 +41,13 @@ class Grade:
     reward: float
 
     def as_dict(self) -> dict[str, float]:
-        return asdict(self)
+        # Spelled out: dataclasses.asdict deep-copies recursively, on every episode end.
+        return {
+            "exact_match": self.exact_match,
+            "format": self.format,
+            "partial_credit": self.partial_credit,
+            "reward": self.reward,
+        }
 
 
 ZERO = Grade(0.0, 0.0, 0.0, 0.0)

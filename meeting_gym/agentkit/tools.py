@@ -68,6 +68,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_STRICT: dict[str, Any] = {"object_pairs_hook": _no_duplicates, "parse_constant": _reject_constant}
+_STRICT_DECODER = json.JSONDecoder(**_STRICT)
+
+
 def loads_json(text: str) -> tuple[Any, str | None]:
     """Decode JSON without ever raising: ``(value, None)`` or ``(None, problem)``.
 
@@ -75,7 +79,10 @@ def loads_json(text: str) -> tuple[Any, str | None]:
     are refused (both are ambiguous); too deep nesting is reported, not raised.
     """
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        if isinstance(text, str) and not text.startswith("\ufeff"):
+            value = _STRICT_DECODER.decode(text)  # json.loads would build a decoder per call
+        else:
+            value = json.loads(text, **_STRICT)  # bytes, or the BOM error message
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at position {exc.pos}"
     except _DuplicateKeyError as exc:
@@ -165,24 +172,24 @@ class _Type:
 
         ``phrase`` overrides what a value of the wrong type is told it must be.
         """
-        wrong = f"{label} must be {phrase or self.phrase()}, got {_describe(value)}"
         kind = self.kind
         if kind == "nullable":
             assert self.item is not None
             return (None, None) if value is None else self.item.check(value, label, self.phrase())
         if kind == "string":
-            return (value, None) if isinstance(value, str) else (None, wrong)
-        if kind == "boolean":
-            return (value, None) if isinstance(value, bool) else (None, wrong)
-        if isinstance(value, bool):  # bool is an int subclass, but never a number here
-            return None, wrong
-        if kind == "integer":
+            if isinstance(value, str):
+                return value, None
+        elif kind == "boolean":
+            if isinstance(value, bool):
+                return value, None
+        elif isinstance(value, bool):  # bool is an int subclass, but never a number here
+            pass
+        elif kind == "integer":
             if isinstance(value, int):
                 return value, None
             if isinstance(value, float) and math.isfinite(value) and value.is_integer():
                 return int(value), None  # JSON Schema: 3.0 is an integer
-            return None, wrong
-        if kind == "number":
+        elif kind == "number":
             if isinstance(value, int):
                 try:
                     return float(value), None
@@ -190,24 +197,23 @@ class _Type:
                     return None, f"{label} is out of range for a number"
             if isinstance(value, float) and math.isfinite(value):
                 return value, None
-            return None, wrong
-        if kind == "enum":
-            base = type(self.choices[0])
-            if type(value) is base and value in self.choices:
+        elif kind == "enum":
+            if type(value) is type(self.choices[0]) and value in self.choices:
                 return value, None
-            return None, wrong
-        if kind == "array":
+        elif kind == "array":
             assert self.item is not None
-            if not isinstance(value, list):
-                return None, wrong
-            items = []
-            for index, item in enumerate(value):
-                converted, problem = self.item.check(item, f"{label} item {index}")
-                if problem is not None:
-                    return None, problem
-                items.append(converted)
-            return items, None
-        raise AssertionError(kind)  # pragma: no cover
+            if isinstance(value, list):
+                items = []
+                for index, item in enumerate(value):
+                    converted, problem = self.item.check(item, f"{label} item {index}")
+                    if problem is not None:
+                        return None, problem
+                    items.append(converted)
+                return items, None
+        else:
+            raise AssertionError(kind)  # pragma: no cover
+        # Only a misfit pays for the message (checking runs on every tool call).
+        return None, f"{label} must be {phrase or self.phrase()}, got {_describe(value)}"
 
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -275,6 +281,7 @@ class _Param:
     name: str
     type: _Type
     required: bool
+    label: str  # how error messages name it: 'argument "name"'
 
 
 @dataclass(frozen=True)
@@ -338,7 +345,7 @@ class Tool:
                 except (TypeError, ValueError):
                     pass
             properties[p.name] = prop
-            params.append(_Param(p.name, arg_type, is_required))
+            params.append(_Param(p.name, arg_type, is_required, f"argument {_quote(p.name)}"))
 
         unknown = sorted(set(arg_docs) - {p.name for p in params} - {"world"})
         if unknown:
@@ -394,9 +401,7 @@ class Tool:
                 if param.required:
                     problems.append(f"missing required argument {_quote(param.name)}")
                 continue
-            value, problem = param.type.check(
-                arguments[param.name], f"argument {_quote(param.name)}"
-            )
+            value, problem = param.type.check(arguments[param.name], param.label)
             if problem is not None:
                 problems.append(problem)
             else:
@@ -419,6 +424,7 @@ class ToolSet:
 
     def __init__(self, functions: Iterable[Callable[..., str] | Tool]) -> None:
         self._tools: dict[str, Tool] = {}
+        self._schemas_json: str | None = None
         for fn in functions:
             tool = fn if isinstance(fn, Tool) else Tool.from_function(fn)
             if tool.name in self._tools:
@@ -434,8 +440,12 @@ class ToolSet:
         return tuple(self._tools.values())
 
     def schemas(self) -> list[dict[str, Any]]:
-        """The tools in OpenAI function-calling format, in order."""
-        return [tool.schema() for tool in self._tools.values()]
+        """The tools in OpenAI function-calling format, in order (a fresh copy each call)."""
+        if self._schemas_json is None:
+            self._schemas_json = json.dumps([tool.schema() for tool in self._tools.values()])
+        # Decoding a cached JSON text is several times cheaper than deep-copying the
+        # nested dicts, and environments hand these out on every reset.
+        return json.loads(self._schemas_json)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name) if isinstance(name, str) else None

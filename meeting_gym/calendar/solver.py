@@ -20,6 +20,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from meeting_gym.calendar import zones
 from meeting_gym.calendar.scenario import Attendee, Block, Scenario
@@ -84,7 +85,7 @@ def free_intervals(person: Attendee, lo: int, hi: int) -> list[tuple[int, list[S
     """Per local date near [lo, hi): (day number, merged UTC free intervals [x, y))."""
     first_day = lo // DAY - MARGIN_DAYS
     last_day = (hi - 1) // DAY + MARGIN_DAYS
-    parts = zones.pieces(person.timezone, (first_day - 2) * DAY, (last_day + 3) * DAY)
+    parts = _day_pieces(person.timezone, first_day - 2, last_day + 3)
     weekdays = person.weekdays
     out: list[tuple[int, list[Span]]] = []
     for number in range(first_day, last_day + 1):
@@ -102,6 +103,13 @@ def free_intervals(person: Attendee, lo: int, hi: int) -> list[tuple[int, list[S
         if pieces:
             out.append((number, _union(pieces)))
     return out
+
+
+@lru_cache(maxsize=8192)
+def _day_pieces(zone: str, first_day: int, end_day: int) -> tuple[zones.Piece, ...]:
+    """Offset pieces of ``zone`` over UTC days [first_day, end_day), cached: every solve
+    of a scenario in the same weeks asks for the same ones."""
+    return tuple(zones.pieces(zone, first_day * DAY, end_day * DAY))
 
 
 def start_ranges(person: Attendee, duration: int, lo: int, hi: int) -> list[Span]:

@@ -8,14 +8,15 @@ zone.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 
 DAY = 86_400
 EPOCH = date(1970, 1, 1)
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
-_HM = re.compile(r"(\d{2}):(\d{2})")
-_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# ASCII digits only: a bare \d would also accept full-width or Arabic-Indic digits.
+_HM = re.compile(r"(\d{2}):(\d{2})", re.ASCII)
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 
 
 def parse_hm(text: str, *, allow_24: bool = False) -> int:
@@ -33,7 +34,13 @@ def parse_hm(text: str, *, allow_24: bool = False) -> int:
     return hour * 60 + minute
 
 
+_HM_TEXT = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(1441))
+
+
 def format_hm(minutes: int) -> str:
+    """Minutes after midnight -> 'HH:MM' (a table look-up: it runs for every busy block)."""
+    if 0 <= minutes <= 1440:
+        return _HM_TEXT[minutes]
     hour, minute = divmod(minutes, 60)
     return f"{hour:02d}:{minute:02d}"
 
@@ -54,8 +61,12 @@ def day_number(day: date) -> int:
     return (day - EPOCH).days
 
 
+_EPOCH_ORDINAL = EPOCH.toordinal()
+
+
 def from_day_number(number: int) -> date:
-    return EPOCH + timedelta(days=number)
+    """The date ``number`` days after 1970-01-01 (hot in the solver: no timedelta)."""
+    return date.fromordinal(_EPOCH_ORDINAL + number)
 
 
 def format_utc(instant: int) -> str:

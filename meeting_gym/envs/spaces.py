@@ -6,6 +6,8 @@ import string
 from typing import Any
 
 from gymnasium import spaces
+from gymnasium.error import CustomSpaceError
+from gymnasium.vector.utils import create_shared_memory
 
 PRINTABLE = "".join(sorted(set(string.printable)))
 
@@ -29,3 +31,18 @@ class AnyText(spaces.Text):
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, AnyText) and other.max_length == self.max_length
+
+
+@create_shared_memory.register(AnyText)
+def _no_shared_memory(space: AnyText, n: int = 1, ctx: Any = None) -> Any:
+    """Refuse shared memory, so ``AsyncVectorEnv`` says to pass ``shared_memory=False``.
+
+    Gymnasium reads a ``Text`` space's shared buffer once, into a tuple of strings,
+    when the vector env is built; later observations are never read back, so every
+    string comes out as the initial (empty) buffer. Its flattening also fails on
+    characters outside the charset, such as non-ASCII names.
+    """
+    raise CustomSpaceError(
+        f"{space!r} observations cannot go through shared memory; "
+        'use gymnasium.make_vec(..., vector_kwargs={"shared_memory": False})'
+    )
