@@ -26,8 +26,12 @@ from meeting_gym.calendar import zones
 from meeting_gym.calendar.scenario import Attendee, Block, Scenario
 from meeting_gym.calendar.timeutil import DAY, from_day_number, utc_midnight
 
-MARGIN_DAYS = 2
-"""Local dates this far beyond the UTC window can still hold a start inside it."""
+MARGIN_DAYS = 1
+"""Local dates this far beyond the UTC window can still hold a start inside it.
+
+A meeting lies in the local date of its start, and that date is the UTC date of
+``start + offset``; zone offsets are under 24 hours in magnitude (zoneinfo refuses
+larger ones), so it is within one day of the start's UTC date."""
 
 Span = tuple[int, int]
 """A closed range ``[lo, hi]`` of UTC start instants, epoch seconds."""
