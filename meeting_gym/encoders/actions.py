@@ -154,11 +154,7 @@ class ActionTable:
         """
         action = self.decode(index)
         if scenario is not None:
-            kind, payload = self.call(index, scenario)
-            if kind == "answer":
-                return f"answer({payload[len('<answer>') : -len('</answer>')]})"
-            name, arguments = payload
-            return f"{name}({', '.join(arguments.values())})"
+            return self.describe_call(*self.call(index, scenario))
         parts = []
         if action.attendee is not None:
             parts.append(placeholder_name(action.attendee))
@@ -167,6 +163,14 @@ class ActionTable:
         if action.kind == "answer":
             parts.append(NONE if action.slot is None else f"+{action.slot * self.grid_minutes}min")
         return f"{action.kind}({', '.join(parts)})"
+
+    @staticmethod
+    def describe_call(kind: str, payload: Any) -> str:
+        """Readable text for the output of :meth:`call`."""
+        if kind == "answer":
+            return f"answer({payload[len('<answer>') : -len('</answer>')]})"
+        name, arguments = payload
+        return f"{name}({', '.join(arguments.values())})"
 
     def encode_call(self, name: str, arguments: Any, scenario: Scenario) -> int | None:
         """The index of a text tool call on ``scenario``, or None if no action expresses it."""

@@ -59,6 +59,7 @@ class Revealed:
         self.in_window = np.zeros(s, dtype=bool)
         self.in_window[: self.window_slots] = True
         self._rasters: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._maybe = np.zeros((a, s), dtype=np.int16)
 
     # ------------------------------------------------------------------ reveals
 
@@ -77,9 +78,21 @@ class Revealed:
             self._update(attendee)
 
     def reveal_busy(self, attendee: int, day: int) -> None:
-        if attendee < self.count and 0 <= day < self.table.n_dates:
-            self.busy_known[attendee, day] = True
-            self._update(attendee)
+        if not (attendee < self.count and 0 <= day < self.table.n_dates):
+            return
+        if self.busy_known[attendee, day]:
+            return
+        self.busy_known[attendee, day] = True
+        if attendee in self._rasters:  # zone and hours known: update one date's worth
+            free, work, fits = self._rasters[attendee]
+            i = attendee
+            self.available[i] |= free[day]
+            self._maybe[i] -= work[day]
+            np.logical_and(self.in_window, ~self.available[i], out=self.unavailable[i])
+            self.unavailable[i] &= self._maybe[i] == 0
+            if fits[day].any():
+                self.person_fit[i] |= fits[day]
+                self._update_fit()
 
     def reveal_call(self, name: str, arguments: object, result: str) -> None:
         """Record one text-protocol tool call (for interfaces that speak text)."""
@@ -107,8 +120,8 @@ class Revealed:
         free, work, fits = self._raster(i)
         known = self.busy_known[i]
         self.available[i] = free[known].any(axis=0)
-        maybe = self.available[i] | work[~known].any(axis=0)
-        self.unavailable[i] = self.in_window & ~maybe
+        self._maybe[i] = work[~known].sum(axis=0)  # unrevealed dates that may free a cell
+        self.unavailable[i] = self.in_window & ~self.available[i] & (self._maybe[i] == 0)
         self.person_fit[i] = fits[known].any(axis=0)
         self._update_fit()
 

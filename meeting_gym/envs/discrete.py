@@ -96,8 +96,8 @@ class DiscreteInterface:
             self.last_action = repr(action)
             self.last_result = f"error: action {action!r} is not an integer in 0..{table.n - 1}"
         else:
-            self.last_action = table.describe(index, episode.scenario)
             kind, payload = table.call(index, episode.scenario)
+            self.last_action = table.describe_call(kind, payload)
             if kind == "answer":
                 episode.submit(payload)
                 self.last_result = None
