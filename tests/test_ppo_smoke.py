@@ -13,6 +13,17 @@ import meeting_gym  # noqa: F401
 sb3_contrib = pytest.importorskip("sb3_contrib")
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Two test workers on two cores: more torch threads only fight each other."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def test_import_does_not_pull_torch_or_sb3():
     code = (
         "import sys, meeting_gym, meeting_gym.envs.meeting_slot, meeting_gym.agents.discrete, "
