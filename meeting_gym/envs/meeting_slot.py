@@ -261,7 +261,11 @@ class MeetingSlotEnv(gym.Env):
             return draw.rgb_array(seen, answer, gold)
         grid = draw.ansi(seen, answer, gold)
         if isinstance(self.interface, DiscreteInterface):
-            return grid
+            interface = self.interface
+            if interface.last_action is None:
+                return grid
+            result = "" if interface.last_result is None else f" -> {interface.last_result[:80]}"
+            return f"turn {self.turns}: {interface.last_action}{result}\n{grid}"
         return "\n".join(f"[{kind}] {text}" for kind, text in self.transcript) + "\n\n" + grid
 
     def action_masks(self) -> np.ndarray:
