@@ -8,7 +8,7 @@ import sys
 import gymnasium as gym
 import pytest
 
-import meeting_gym  # noqa: F401
+import meeting_gym
 
 sb3_contrib = pytest.importorskip("sb3_contrib")
 
@@ -35,10 +35,11 @@ def test_import_does_not_pull_torch_or_sb3():
     assert out.stdout.strip() == "False"
 
 
-def test_multi_input_policy_runs_as_is():
+@pytest.mark.parametrize("env_id", meeting_gym.ENV_IDS)
+def test_multi_input_policy_runs_as_is(env_id):
     model = sb3_contrib.MaskablePPO(
         "MultiInputPolicy",
-        gym.make("MeetingSlot-v0"),
+        gym.make(env_id),
         n_steps=256,
         batch_size=64,
         n_epochs=1,
