@@ -18,7 +18,9 @@ scorer's weights start at zero (which features matter, and that earlier is
 better, is learnt from the rubric's reward). Exploration prior: the answer and
 NONE logits start ``answer_bias`` (default -6) below a tool call's, each start
 counted as ``1/S`` of an answer, so a fresh policy mostly gathers information
-before it answers; without it PPO settles on answering NONE at once (0.27).
+before it answers. That prior only speeds things up a little (with
+``answer_bias=0`` a 150k-step run reaches 1.2 as well); the shared scorer is what
+a plain MLP lacks (it stays at 0.27, answering NONE at once).
 """
 
 from __future__ import annotations
