@@ -67,6 +67,7 @@ class DiscreteInterface:
         self.turns = 0
         self.last_result = self.last_action = None
         self.answer_cell = None
+        self._calls: dict[int, tuple[str, Any, str]] = {}
         allowed = self._allowed
         allowed[:] = 0
         count, dates = len(scenario.attendees), scenario.window_days + 2
@@ -96,8 +97,10 @@ class DiscreteInterface:
             self.last_action = repr(action)
             self.last_result = f"error: action {action!r} is not an integer in 0..{table.n - 1}"
         else:
-            kind, payload = table.call(index, episode.scenario)
-            self.last_action = table.describe_call(kind, payload)
+            if index not in self._calls:  # per-episode cache: names and dates are fixed
+                kind, payload = table.call(index, episode.scenario)
+                self._calls[index] = (kind, payload, table.describe_call(kind, payload))
+            kind, payload, self.last_action = self._calls[index]
             if kind == "answer":
                 episode.submit(payload)
                 self.last_result = None
@@ -105,7 +108,7 @@ class DiscreteInterface:
                 terminated = True
             else:
                 name, arguments = payload
-                self.last_result = episode.call(name, arguments)
+                self.last_result = episode.call(name, dict(arguments))
                 self._record(index, self.last_result)
         return encoder.observe(self.max_turns - self.turns), terminated
 
