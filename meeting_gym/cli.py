@@ -17,15 +17,34 @@ def _eval(args: argparse.Namespace) -> int:
 
     scenarios = load_split(args.split, n=args.n, seed=args.seed, difficulty=args.difficulty)
     if args.policy == "openai":
+        if args.mode == "discrete":
+            raise ValueError("the openai policy acts in text mode; drop --mode discrete")
+        args.mode = "text"
         from meeting_gym.agents.llm_eval import run_cli
 
         return run_cli(args, scenarios)
-    results = evaluate(
-        lambda: make_policy(args.policy, seed=args.seed),
-        scenarios,
-        seed=args.seed,
-        show_progress=args.progress,
-    )
+    if args.policy.startswith("ppo:") and args.mode == "text":
+        raise ValueError("a ppo:PATH policy acts in discrete mode; drop --mode text")
+    if args.mode is None:
+        args.mode = "discrete" if args.policy.startswith("ppo:") else "text"
+    if args.mode == "discrete":
+        from meeting_gym.agents.discrete import evaluate_discrete, make_discrete_agent
+
+        agent = make_discrete_agent(args.policy, seed=args.seed)
+        results = evaluate_discrete(
+            lambda: agent,
+            scenarios,
+            seed=args.seed,
+            show_progress=args.progress,
+            obs=getattr(agent, "obs", "grid"),
+        )
+    else:
+        results = evaluate(
+            lambda: make_policy(args.policy, seed=args.seed),
+            scenarios,
+            seed=args.seed,
+            show_progress=args.progress,
+        )
     summary = summarize(results)
     if args.json:
         payload = {"policy": args.policy, "split": args.split, "mode": args.mode, **summary}
@@ -72,8 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--difficulty", choices=DIFFICULTIES, default=None)
 
     ev = sub.add_parser("eval", help="evaluate a policy and print the rubric table")
-    ev.add_argument("--policy", default="gold", help="gold | naive | random")
-    ev.add_argument("--mode", choices=("text",), default="text")
+    ev.add_argument(
+        "--policy",
+        default="gold",
+        help="gold | naive | random | ppo:PATH (a saved MaskablePPO) | openai (an LLM endpoint)",
+    )
+    ev.add_argument(
+        "--mode",
+        choices=("text", "discrete"),
+        default=None,
+        help="interface to act through (default: text; discrete for ppo:PATH)",
+    )
     split_options(ev)
     ev.add_argument("--verbose", action="store_true", help="one row per scenario")
     ev.add_argument("--json", action="store_true", help="machine-readable output")
@@ -105,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("-n must be non-negative")
     try:
         return args.run(args)
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:
         print(f"meeting-gym: error: {exc}", file=sys.stderr)
         return 2
 

@@ -159,7 +159,7 @@ def test_reset_options(env):
         ({"mode": "pictures"}, "mode"),
         ({"difficulty": "extreme"}, "difficulty"),
         ({"max_turns": 0}, "max_turns"),
-        ({"render_mode": "human"}, "render_mode"),
+        ({"render_mode": "video"}, "render_mode"),  # "human" is now wrapped by gymnasium
     ],
 )
 def test_bad_constructor_arguments(kwargs, fragment):

@@ -6,16 +6,24 @@ import random
 from typing import Any, ClassVar
 
 import gymnasium as gym
+import numpy as np
 
+from meeting_gym.agentkit import extract_answer
 from meeting_gym.calendar.curated import CURATED_BY_ID
-from meeting_gym.calendar.generator import DIFFICULTIES, generate
+from meeting_gym.calendar.generator import DIFFICULTIES, MAX_ATTENDEES, MAX_WINDOW_DAYS, generate
 from meeting_gym.calendar.scenario import Scenario
+from meeting_gym.calendar.solver import window_bounds
+from meeting_gym.encoders import render as draw
+from meeting_gym.encoders.actions import ActionTable
+from meeting_gym.encoders.observations import ENCODINGS
+from meeting_gym.encoders.reveal import Revealed
+from meeting_gym.envs.discrete import DiscreteInterface
 from meeting_gym.envs.text import TextInterface
 from meeting_gym.episode import Episode
 from meeting_gym.prompts import SYSTEM_PROMPT, question
 from meeting_gym.tools import TOOLSET
 
-MODES = ("text",)
+MODES = ("discrete", "text")
 
 
 class MeetingSlotEnv(gym.Env):
@@ -32,6 +40,29 @@ class MeetingSlotEnv(gym.Env):
     Intervals are half-open; local times in a spring-forward gap never exist,
     fall-back times exist twice; no meeting crosses local midnight.
 
+    ## Action Space (``mode="discrete"``, the default)
+    ``Discrete(N)``: one index per tool call and per answer, for bounds
+    ``max_attendees`` (A), ``max_window_days`` (D) and ``grid_minutes`` (G); with
+    the defaults (4, 5, 15) ``N = 518``. Layout (``J = D + 2`` local dates from the
+    day before the window to the day after it, ``S = D * 1440 / G`` answer starts):
+    ``0`` list_attendees; ``1 + i`` get_timezone(i); ``1 + A + i``
+    get_working_hours(i); ``1 + 2A + i*J + j`` get_busy(i, date j);
+    ``1 + 2A + A*J + k`` answer(window start + k*G minutes); the last index
+    answer(NONE). ``env.unwrapped.describe(a)`` gives readable text such as
+    ``get_busy(Ava, 2024-03-11)``; :mod:`meeting_gym.encoders.actions` has the table.
+    An answer is submitted as ``<answer>YYYY-MM-DDTHH:MM:SSZ</answer>``, so its
+    ``format`` is always 1.
+
+    Masks (``action_masks()`` for sb3-contrib's MaskablePPO, and
+    ``info["action_mask"]``, int8): attendee tools are masked until
+    ``list_attendees`` has been called and for slots beyond the attendee count;
+    dates and answer starts outside the window are masked; with
+    ``mask_repeats=True`` tool calls already made are masked. A masked action is
+    still executed if sent (a repeat repeats; an empty attendee slot gets the
+    tool's error; an answer outside the window is graded as invalid); a value
+    that is not an integer in ``0..N-1`` gets an ``error:`` result and uses the
+    turn. Integer numpy scalars and one-element integer arrays are accepted.
+
     ## Action Space (``mode="text"``)
     Any string (``AnyText``, up to 1,048,576 characters):
 
@@ -44,6 +75,22 @@ class MeetingSlotEnv(gym.Env):
       block anywhere in the action ends the episode, even beside tool calls);
     * anything else gets an ``error:`` observation saying which forms are
       accepted, and uses the turn.
+
+    ## Observation Space (``mode="discrete"``)
+    A flat ``Dict`` of 1-D ``Box`` / ``MultiBinary`` / ``Discrete`` spaces (SB3's
+    ``MultiInputPolicy`` takes it as is), chosen by ``obs=``:
+
+    * ``"grid"`` (default): what has been revealed, on the UTC grid of the window:
+      per attendee and cell ``available`` / ``unavailable`` (neither = unknown),
+      ``fit`` (starts known to fit every attendee, equal to the rubric's validity
+      once everything is revealed), ``in_window``;
+    * ``"raw"``: the tool results in local time: ``zone`` (one-hot over
+      :data:`meeting_gym.encoders.ZONE_VOCAB`), ``hours``, ``weekdays``, ``busy``
+      (quarter-hour bitmaps of each local date), ``date_weekday``, ``day_of_year``.
+
+    Both add ``called`` (tool actions taken), ``attendees`` (0 until listed),
+    ``window_days``, ``duration`` and ``turns_left``. Details and shapes:
+    :mod:`meeting_gym.encoders.observations`.
 
     ## Observation Space (``mode="text"``)
     A string (``AnyText``, up to 65,536 characters): the question at reset,
@@ -61,14 +108,27 @@ class MeetingSlotEnv(gym.Env):
     ``max_turns`` turns without one.
 
     ## Information
-    ``reset`` returns ``system_prompt`` (rules and the text tool-call protocol),
-    ``tools`` (OpenAI function schemas), ``scenario_id``, ``difficulty`` and
-    ``request`` (duration and window, as in the question). Every step returns
-    ``turn``; the last one adds ``exact_match``, ``format``,
-    ``partial_credit``, ``reward``, ``gold`` and ``answered``.
+    ``reset`` returns ``scenario_id``, ``difficulty`` and ``request`` (duration
+    and window, as in the question); in text mode also ``system_prompt`` (rules
+    and the text tool-call protocol) and ``tools`` (OpenAI function schemas).
+    Every step returns ``turn``; the last one adds ``exact_match``, ``format``,
+    ``partial_credit``, ``reward``, ``gold`` and ``answered``. In discrete mode
+    reset and every step also return ``action_mask`` (a fresh int8 array), and
+    steps return ``action`` (readable text) and ``result`` (the tool's string
+    result, an ``error:`` string, or None for an answer).
 
     ## Arguments
-    ``gymnasium.make("MeetingSlot-v0", mode="text", difficulty=None, max_turns=40)``
+    ``gymnasium.make("MeetingSlot-v0", mode="discrete", obs="grid", difficulty=None,
+    max_turns=40, mask_repeats=True, max_attendees=4, max_window_days=5,
+    grid_minutes=15, render_mode=None)``
+
+    * ``mode``: ``"discrete"`` or ``"text"``; ``obs``: ``"grid"`` or ``"raw"``
+      (discrete mode only). ``mask_repeats`` and the bounds shape the action
+      table; a scenario beyond the bounds is refused at reset in discrete mode.
+    * ``render_mode``: ``"rgb_array"`` draws attendees by UTC time (grey unknown,
+      green available, red unavailable, a cyan row of known fits, the answer in
+      blue and, at the end, gold in yellow); ``"ansi"`` prints the same grid
+      (after the transcript in text mode).
 
     * ``difficulty``: ``None`` (the predecessor's 40/35/25 mix of easy, medium
       and hard), ``"easy"``, ``"medium"``, ``"hard"`` or ``"expert"``.
@@ -78,21 +138,34 @@ class MeetingSlotEnv(gym.Env):
       ``{"difficulty": "hard"}``; otherwise a scenario is drawn from
       ``np_random``.
 
+    ## Registered Configurations
+    * ``MeetingSlot-v0``: discrete actions, ``grid`` observations.
+    * ``MeetingSlot-Raw-v0``: discrete actions, ``raw`` observations.
+    Text mode is ``gymnasium.make("MeetingSlot-v0", mode="text")``. No
+    ``TimeLimit`` is added: the env truncates after ``max_turns`` itself.
+
     ## Version History
     * v0: initial release.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
-        mode: str = "text",
+        mode: str = "discrete",
         difficulty: str | None = None,
         max_turns: int = 40,
         render_mode: str | None = None,
+        obs: str = "grid",
+        mask_repeats: bool = True,
+        max_attendees: int = MAX_ATTENDEES,
+        max_window_days: int = MAX_WINDOW_DAYS,
+        grid_minutes: int = 15,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
+        if obs not in ENCODINGS:
+            raise ValueError(f"unknown obs {obs!r}; choose one of {ENCODINGS}")
         _check_difficulty(difficulty)
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
@@ -102,29 +175,39 @@ class MeetingSlotEnv(gym.Env):
         self.difficulty = difficulty
         self.max_turns = max_turns
         self.render_mode = render_mode
-        self.interface = TextInterface()
+        self.obs = obs
+        self.interface: TextInterface | DiscreteInterface
+        if mode == "text":
+            self.interface = TextInterface()
+        else:
+            self.interface = DiscreteInterface(
+                obs,
+                mask_repeats=mask_repeats,
+                max_attendees=max_attendees,
+                max_window_days=max_window_days,
+                grid_minutes=grid_minutes,
+                max_turns=max_turns,
+            )
         self.action_space = self.interface.action_space
         self.observation_space = self.interface.observation_space
         self.episode: Episode | None = None
         self.turns = 0
         self.transcript: list[tuple[str, str]] = []
+        self._seen: Revealed | None = None
+        self._seen_calls = 0
 
     # ------------------------------------------------------------------ gym API
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         scenario = self._choose(options or {})
-        self.episode = Episode(scenario)
-        self.turns = 0
-        observation = question(scenario)
-        self.transcript = [("question", observation)]
-        info = {
+        episode = Episode(scenario)
+        self._seen, self._seen_calls = None, 0
+        info: dict[str, Any] = {
             "scenario_id": scenario.id,
             "difficulty": scenario.difficulty,
-            "system_prompt": SYSTEM_PROMPT,
-            "tools": TOOLSET.schemas(),
             "request": {
                 "duration_minutes": scenario.duration_minutes,
                 "window_start": scenario.window_start.isoformat(),
@@ -132,30 +215,114 @@ class MeetingSlotEnv(gym.Env):
             },
             "turn": 0,
         }
+        if isinstance(self.interface, DiscreteInterface):
+            observation: Any = self.interface.begin(episode)
+            self.transcript = [("question", question(scenario))]
+            info["action_mask"] = self.interface.action_mask()
+        else:
+            observation = question(scenario)
+            self.transcript = [("question", observation)]
+            info["system_prompt"] = SYSTEM_PROMPT
+            info["tools"] = TOOLSET.schemas()
+        self.episode = episode
+        self.turns = 0
         return observation, info
 
-    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         episode = self.episode
         if episode is None or episode.done or self.turns >= self.max_turns:
             raise RuntimeError("the episode is over (or never started): call reset()")
         observation, terminated = self.interface.apply(episode, action)
         self.turns += 1
         truncated = not terminated and self.turns >= self.max_turns
-        self.transcript.append(("action", action if isinstance(action, str) else repr(action)))
-        self.transcript.append(("observation", observation))
         info: dict[str, Any] = {"scenario_id": episode.scenario.id, "turn": self.turns}
+        if isinstance(self.interface, DiscreteInterface):
+            interface = self.interface
+            info["action"] = interface.last_action
+            info["result"] = interface.last_result
+            info["action_mask"] = interface.action_mask()
+            self.transcript.append(("action", str(interface.last_action)))
+            if interface.last_result is not None:
+                self.transcript.append(("observation", interface.last_result))
+        else:
+            self.transcript.append(("action", action if isinstance(action, str) else repr(action)))
+            self.transcript.append(("observation", observation))
         reward = 0.0
         if terminated or truncated:
             info.update(episode.outcome())
             reward = info["reward"]
         return observation, reward, terminated, truncated, info
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None or self.episode is None:
             return None
-        return "\n".join(f"[{kind}] {text}" for kind, text in self.transcript) + "\n"
+        seen, answer, gold = self._picture()
+        if self.render_mode == "rgb_array":
+            return draw.rgb_array(seen, answer, gold)
+        grid = draw.ansi(seen, answer, gold)
+        if isinstance(self.interface, DiscreteInterface):
+            interface = self.interface
+            if interface.last_action is None:
+                return grid
+            result = "" if interface.last_result is None else f" -> {interface.last_result[:80]}"
+            return f"turn {self.turns}: {interface.last_action}{result}\n{grid}"
+        return "\n".join(f"[{kind}] {text}" for kind, text in self.transcript) + "\n\n" + grid
+
+    def action_masks(self) -> np.ndarray:
+        """The current action mask as booleans (sb3-contrib's MaskablePPO calls this)."""
+        if not isinstance(self.interface, DiscreteInterface):
+            raise RuntimeError("action masks exist in discrete mode only")
+        return self.interface.action_mask().astype(bool)
+
+    def describe(self, action: int) -> str:
+        """Readable text for a discrete action index, e.g. ``get_busy(Ava, 2024-03-11)``."""
+        if not isinstance(self.interface, DiscreteInterface):
+            raise RuntimeError("describe() exists in discrete mode only")
+        scenario = None if self.episode is None else self.episode.scenario
+        return self.interface.table.describe(int(action), scenario)
 
     # ------------------------------------------------------------------ helpers
+
+    def _picture(self) -> tuple[Revealed, int | None, int | None]:
+        """The revealed state to draw, the answer cell and (at the end) the gold cell."""
+        episode = self.episode
+        assert episode is not None
+        scenario = episode.scenario
+        if isinstance(self.interface, DiscreteInterface):
+            assert self.interface.revealed is not None
+            seen, table = self.interface.revealed, self.interface.table
+        else:
+            if self._seen is None:
+                table = ActionTable(
+                    max(MAX_ATTENDEES, len(scenario.attendees)),
+                    max(MAX_WINDOW_DAYS, scenario.window_days),
+                )
+                self._seen, self._seen_calls = Revealed(scenario, table), 0
+            seen, table = self._seen, self._seen.table
+            for name, arguments, result in episode.calls[self._seen_calls :]:
+                seen.reveal_call(name, arguments, result)
+            self._seen_calls = len(episode.calls)
+
+        def cell(text: str | None) -> int | None:
+            if text is None:
+                return None
+            index = table.encode_answer(text, scenario)
+            if index is None:
+                return None
+            return -1 if index == table.none_index else index - table.answer_offset
+
+        answer = None
+        if episode.answer_text is not None:
+            answer = cell(extract_answer(episode.answer_text))
+        gold = None
+        if episode.done or self.turns >= self.max_turns:
+            solution_gold = episode.solution.gold
+            if solution_gold is None:
+                gold = -1
+            else:
+                offset = solution_gold - window_bounds(scenario)[0]
+                gold = offset // table.grid_seconds
+        return seen, answer, gold
 
     def _choose(self, options: dict[str, Any]) -> Scenario:
         unknown = set(options) - {"scenario", "scenario_id", "difficulty"}
