@@ -17,6 +17,7 @@ import pytest
 from bruteforce import brute, utc_text
 from conftest import utc
 
+from meeting_gym.calendar.curated import CURATED
 from meeting_gym.calendar.generator import DIFFICULTIES, generate
 from meeting_gym.calendar.scenario import Scenario
 from meeting_gym.calendar.solver import solve, window_bounds
@@ -84,6 +85,11 @@ def test_generated_scenarios_match_brute_force(difficulty):
 @pytest.mark.parametrize("difficulty", DIFFICULTIES)
 def test_many_generated_scenarios_match_brute_force(difficulty):
     _sweep(difficulty, SLOW_PER_DIFFICULTY, 500, f"bruteforce-slow:{difficulty}")
+
+
+@pytest.mark.parametrize("scenario", CURATED, ids=lambda s: s.id)
+def test_curated_scenarios_match_brute_force(scenario):
+    assert _compare(scenario, every_minute=True, exact=True) is None
 
 
 # ----------------------------------------------------------------------------- hand-written
