@@ -143,20 +143,7 @@ def run_discrete_episode(
         observation, _, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             break
-    episode = env.unwrapped.episode
-    return EpisodeResult(
-        scenario_id=scenario.id,
-        difficulty=scenario.difficulty,
-        gold=info["gold"],
-        answer=info["answer"],
-        exact_match=info["exact_match"],
-        format=info["format"],
-        partial_credit=info["partial_credit"],
-        reward=info["reward"],
-        turns=info["turn"],
-        tool_calls=len(episode.calls),
-        truncated=bool(truncated),
-    )
+    return EpisodeResult.from_end(env, scenario, info, truncated)
 
 
 def evaluate_discrete(

@@ -35,6 +35,25 @@ class EpisodeResult:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_end(
+        cls, env: gym.Env, scenario: Scenario, info: dict[str, Any], truncated: bool
+    ) -> EpisodeResult:
+        """The result of an episode that just ended, from its last ``info``."""
+        return cls(
+            scenario_id=scenario.id,
+            difficulty=scenario.difficulty,
+            gold=info["gold"],
+            answer=info["answer"],
+            exact_match=info["exact_match"],
+            format=info["format"],
+            partial_credit=info["partial_credit"],
+            reward=info["reward"],
+            turns=info["turn"],
+            tool_calls=len(env.unwrapped.episode.calls),
+            truncated=bool(truncated),
+        )
+
 
 def run_episode(
     env: gym.Env, policy: Policy, scenario: Scenario, seed: int | None = None
@@ -46,20 +65,7 @@ def run_episode(
         observation, _, terminated, truncated, info = env.step(policy.act(observation))
         if terminated or truncated:
             break
-    episode = env.unwrapped.episode
-    return EpisodeResult(
-        scenario_id=scenario.id,
-        difficulty=scenario.difficulty,
-        gold=info["gold"],
-        answer=info["answer"],
-        exact_match=info["exact_match"],
-        format=info["format"],
-        partial_credit=info["partial_credit"],
-        reward=info["reward"],
-        turns=info["turn"],
-        tool_calls=len(episode.calls),
-        truncated=bool(truncated),
-    )
+    return EpisodeResult.from_end(env, scenario, info, truncated)
 
 
 def progress(items: Sequence[T], label: str, enabled: bool | None = None) -> Iterator[T]:
