@@ -91,7 +91,11 @@ def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> 
 
 def grade(text: str, solution: Solution) -> Grade:
     """Grade a model's final message: the first ``<answer>`` block counts."""
-    content = extract_answer(text)
+    return grade_content(extract_answer(text), solution)
+
+
+def grade_content(content: str | None, solution: Solution) -> Grade:
+    """Grade an answer block's content as :func:`extract_answer` gives it (None: no block)."""
     if content is None:
         return ZERO
     return score(parse_answer(content), solution, has_format=True)

@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from meeting_gym.agentkit import extract_answer
 from meeting_gym.calendar.curated import CURATED_BY_ID
 from meeting_gym.calendar.generator import DIFFICULTIES, MAX_ATTENDEES, MAX_WINDOW_DAYS, generate
 from meeting_gym.calendar.scenario import Scenario
@@ -311,9 +310,7 @@ class MeetingSlotEnv(gym.Env):
                 return None
             return -1 if index == table.none_index else index - table.answer_offset
 
-        answer = None
-        if episode.answer_text is not None:
-            answer = cell(extract_answer(episode.answer_text))
+        answer = cell(episode.answer)
         gold = None
         if episode.done or self.turns >= self.max_turns:
             solution_gold = episode.solution.gold
