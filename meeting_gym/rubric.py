@@ -14,12 +14,12 @@ neither exact nor valid.
 from __future__ import annotations
 
 import re
-from calendar import timegm
 from dataclasses import dataclass
 from datetime import date
 
 from meeting_gym.agentkit.protocol import extract_answer
 from meeting_gym.calendar.solver import Solution
+from meeting_gym.calendar.timeutil import DAY, day_number
 
 WEIGHTS = {"exact_match": 1.0, "format": 0.2, "partial_credit": 0.2}
 PARTIAL = 0.5
@@ -66,14 +66,14 @@ def parse_answer(text: str) -> int | str | None:
     match = _INSTANT.fullmatch(cleaned)
     if match is None:
         return None
-    year, month, day, hour, minute = (int(match[i]) for i in range(1, 6))
+    year, month, day, hour, minute = map(int, match.group(1, 2, 3, 4, 5))
     if hour > 23 or minute > 59:
         return None
     try:
-        date(year, month, day)
+        number = day_number(date(year, month, day))
     except ValueError:
         return None
-    return timegm((year, month, day, hour, minute, 0, 0, 0, 0))
+    return number * DAY + hour * 3600 + minute * 60
 
 
 def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> Grade:
