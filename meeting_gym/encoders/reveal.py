@@ -52,12 +52,15 @@ class Revealed:
         self.zone_known = [False] * a
         self.hours_known = [False] * a
         self.busy_known = np.zeros((a, table.n_dates), dtype=bool)
-        self.available = np.zeros((a, s), dtype=bool)
-        self.unavailable = np.zeros((a, s), dtype=bool)
-        self.person_fit = np.zeros((a, s), dtype=bool)
-        self.fit = np.zeros(s, dtype=bool)
-        self.in_window = np.zeros(s, dtype=bool)
+        # The rows an observation shows live in one buffer (views below, updated in
+        # place), so an encoder turns them into float32 with a single conversion.
+        self.shown = np.zeros((2 * a + 2, s), dtype=bool)
+        self.available = self.shown[:a]
+        self.unavailable = self.shown[a : 2 * a]
+        self.fit = self.shown[2 * a]
+        self.in_window = self.shown[2 * a + 1]
         self.in_window[: self.window_slots] = True
+        self.person_fit = np.zeros((a, s), dtype=bool)
         self._rasters: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._maybe = np.zeros((a, s), dtype=np.int16)
 
