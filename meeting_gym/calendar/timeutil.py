@@ -57,12 +57,12 @@ def parse_date(text: str) -> date:
         raise ValueError(f"not a calendar date: {text!r}") from None
 
 
-def day_number(day: date) -> int:
-    """Days since 1970-01-01."""
-    return (day - EPOCH).days
-
-
 _EPOCH_ORDINAL = EPOCH.toordinal()
+
+
+def day_number(day: date) -> int:
+    """Days since 1970-01-01 (ordinal arithmetic: no timedelta to build and read)."""
+    return day.toordinal() - _EPOCH_ORDINAL
 
 
 def from_day_number(number: int) -> date:
