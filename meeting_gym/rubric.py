@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import cache
 
 from meeting_gym.agentkit.protocol import extract_answer
 from meeting_gym.calendar.solver import Solution
@@ -83,7 +84,12 @@ def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> 
     partial = 0.0
     if not exact and isinstance(answer, int) and solution.is_valid(answer):
         partial = PARTIAL
-    fmt = 1.0 if has_format else 0.0
+    return _grade(exact, 1.0 if has_format else 0.0, partial)
+
+
+@cache
+def _grade(exact: float, fmt: float, partial: float) -> Grade:
+    """The weighted grade; a Grade is immutable and there are only a few, so each is built once."""
     reward = WEIGHTS["exact_match"] * exact + WEIGHTS["format"] * fmt
     reward += WEIGHTS["partial_credit"] * partial
     return Grade(exact, fmt, partial, round(reward, 10))
