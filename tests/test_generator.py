@@ -285,3 +285,12 @@ def test_expert_features():
     assert 0.1 < empty / len(scenarios) < 0.45
     names = {a.name for s in scenarios for a in s.attendees}
     assert not names & set(generator.PEOPLE)
+
+
+@pytest.mark.parametrize("difficulty", [None, *DIFFICULTIES])
+def test_generate_solved_hands_back_the_scenario_and_its_own_solution(difficulty):
+    """The env's path: the same scenario as generate() and exactly solve()'s Solution."""
+    for seed in range(300):
+        scenario, solution = generator.generate_solved(random.Random(seed), difficulty)
+        assert scenario == generate_seeded(seed, difficulty)
+        assert solution == solve(scenario)
