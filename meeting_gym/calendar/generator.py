@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import random
 from datetime import date
 from functools import lru_cache
@@ -38,7 +37,7 @@ from functools import lru_cache
 from meeting_gym.calendar import zones
 from meeting_gym.calendar.scenario import Attendee, Block, Scenario
 from meeting_gym.calendar.solver import Solution, solve
-from meeting_gym.calendar.timeutil import DAY, day_number, format_hm, from_day_number
+from meeting_gym.calendar.timeutil import DAY, day_number, from_day_number
 
 DIFFICULTIES = ("easy", "medium", "hard", "expert")
 MAX_ATTENDEES = 4
@@ -197,10 +196,31 @@ def generate_seeded(seed: int, difficulty: str | None = None) -> Scenario:
 
 
 def scenario_id(scenario: Scenario) -> str:
-    """``gen-`` + 8 uppercase hex digits of the SHA-256 of the canonical content JSON."""
-    content = scenario.to_dict()
-    content.pop("id", None)
-    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
+    """``gen-`` + 8 uppercase hex digits of the SHA-256 of the scenario's content.
+
+    The content is everything but the id, written as the ``ascii()`` of nested tuples
+    of strings and integers (dates as ordinals, busy dates in order): the same text in
+    every process and on every machine, whatever ``PYTHONHASHSEED``, and a few times
+    cheaper than a sorted JSON dump (every reset computes it).
+    """
+    content = (
+        scenario.difficulty,
+        scenario.duration_minutes,
+        scenario.window_start.toordinal(),
+        scenario.window_days,
+        tuple(
+            (
+                person.name,
+                person.timezone,
+                person.work_start,
+                person.work_end,
+                tuple(person.weekdays),
+                tuple((day.toordinal(), blocks) for day, blocks in sorted(person.busy.items())),
+            )
+            for person in scenario.attendees
+        ),
+    )
+    digest = hashlib.sha256(ascii(content).encode("ascii")).hexdigest()
     return f"gen-{digest[:8].upper()}"
 
 
@@ -223,51 +243,9 @@ def _finish(duration: int, first: int, days: int, specs: list[_Spec], difficulty
         window_start=scenario.window_start,
         window_days=scenario.window_days,
         attendees=scenario.attendees,
-        id=_fast_id(scenario),
+        id=scenario_id(scenario),
         difficulty=difficulty,
     )
-
-
-@lru_cache(maxsize=2048)
-def _hm(minutes: int) -> str:
-    return format_hm(minutes)
-
-
-@lru_cache(maxsize=8192)
-def _iso(day: date) -> str:
-    return day.isoformat()
-
-
-@lru_cache(maxsize=8192)
-def _blocks_content(blocks: tuple[Block, ...]) -> list[dict[str, str]]:
-    return [{"start": _hm(s), "end": _hm(e)} for s, e in blocks]
-
-
-def _fast_id(scenario: Scenario) -> str:
-    """:func:`scenario_id` without ``to_dict``'s per-call formatting (same JSON, same id)."""
-    content = {
-        "difficulty": scenario.difficulty,
-        "duration_minutes": scenario.duration_minutes,
-        "window_start": _iso(scenario.window_start),
-        "window_days": scenario.window_days,
-        "world": {
-            "attendees": [
-                {
-                    "name": a.name,
-                    "timezone": a.timezone,
-                    "working_hours": {
-                        "start": _hm(a.work_start),
-                        "end": _hm(a.work_end),
-                        "weekdays": list(a.weekdays),
-                    },
-                    "busy": {_iso(d): _blocks_content(b) for d, b in a.busy.items()},
-                }
-                for a in scenario.attendees
-            ]
-        },
-    }
-    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
-    return f"gen-{digest[:8].upper()}"
 
 
 def _build(
