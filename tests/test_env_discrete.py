@@ -443,3 +443,19 @@ def test_pickles_and_same_seed_same_rollout():
     clone = pickle.loads(pickle.dumps(make()))
     for a, b in zip(first, rollout(clone), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_an_env_copied_mid_episode_continues_like_the_original(clone):
+    import copy
+    import pickle
+
+    env = make()
+    env.reset(seed=7)
+    env.step(0)
+    twin = pickle.loads(pickle.dumps(env)) if clone == "pickle" else copy.deepcopy(env)
+    for action in (1, 5, 9, 10, 13):
+        mine, *_ = env.step(action)
+        theirs, *_ = twin.step(action)
+        for key, value in mine.items():
+            np.testing.assert_array_equal(value, theirs[key])
