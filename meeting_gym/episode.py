@@ -13,7 +13,7 @@ from meeting_gym.agentkit import extract_answer
 from meeting_gym.calendar.scenario import Scenario
 from meeting_gym.calendar.solver import Solution, solve
 from meeting_gym.calendar.timeutil import format_utc
-from meeting_gym.rubric import ZERO, Grade, grade
+from meeting_gym.rubric import ZERO, Grade, grade_content
 from meeting_gym.tools import TOOLSET
 
 
@@ -23,6 +23,7 @@ class Episode:
         self.solution = solve(scenario) if solution is None else solution
         self.calls: list[tuple[str, Any, str]] = []
         self.answer_text: str | None = None
+        self.answer: str | None = None
         self.grade: Grade | None = None
 
     @property
@@ -41,9 +42,13 @@ class Episode:
         return result
 
     def submit(self, text: str) -> Grade:
-        """Grade a final message (the first ``<answer>`` block counts) and end."""
+        """Grade a final message (the first ``<answer>`` block counts) and end.
+
+        ``answer`` keeps the block's content (None without one), extracted once here.
+        """
         self.answer_text = text
-        self.grade = grade(text, self.solution)
+        self.answer = extract_answer(text)
+        self.grade = grade_content(self.answer, self.solution)
         return self.grade
 
     def outcome(self) -> dict[str, Any]:
@@ -51,5 +56,5 @@ class Episode:
         result = (self.grade or ZERO).as_dict()
         result["gold"] = self.gold
         result["answered"] = self.grade is not None
-        result["answer"] = None if self.answer_text is None else extract_answer(self.answer_text)
+        result["answer"] = self.answer
         return result

@@ -14,12 +14,13 @@ neither exact nor valid.
 from __future__ import annotations
 
 import re
-from calendar import timegm
 from dataclasses import dataclass
 from datetime import date
+from functools import cache
 
 from meeting_gym.agentkit.protocol import extract_answer
 from meeting_gym.calendar.solver import Solution
+from meeting_gym.calendar.timeutil import DAY, day_number
 
 WEIGHTS = {"exact_match": 1.0, "format": 0.2, "partial_credit": 0.2}
 PARTIAL = 0.5
@@ -66,14 +67,14 @@ def parse_answer(text: str) -> int | str | None:
     match = _INSTANT.fullmatch(cleaned)
     if match is None:
         return None
-    year, month, day, hour, minute = (int(match[i]) for i in range(1, 6))
+    year, month, day, hour, minute = map(int, match.group(1, 2, 3, 4, 5))
     if hour > 23 or minute > 59:
         return None
     try:
-        date(year, month, day)
+        number = day_number(date(year, month, day))
     except ValueError:
         return None
-    return timegm((year, month, day, hour, minute, 0, 0, 0, 0))
+    return number * DAY + hour * 3600 + minute * 60
 
 
 def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> Grade:
@@ -83,7 +84,12 @@ def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> 
     partial = 0.0
     if not exact and isinstance(answer, int) and solution.is_valid(answer):
         partial = PARTIAL
-    fmt = 1.0 if has_format else 0.0
+    return _grade(exact, 1.0 if has_format else 0.0, partial)
+
+
+@cache
+def _grade(exact: float, fmt: float, partial: float) -> Grade:
+    """The weighted grade; a Grade is immutable and there are only a few, so each is built once."""
     reward = WEIGHTS["exact_match"] * exact + WEIGHTS["format"] * fmt
     reward += WEIGHTS["partial_credit"] * partial
     return Grade(exact, fmt, partial, round(reward, 10))
@@ -91,7 +97,11 @@ def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> 
 
 def grade(text: str, solution: Solution) -> Grade:
     """Grade a model's final message: the first ``<answer>`` block counts."""
-    content = extract_answer(text)
+    return grade_content(extract_answer(text), solution)
+
+
+def grade_content(content: str | None, solution: Solution) -> Grade:
+    """Grade an answer block's content as :func:`extract_answer` gives it (None: no block)."""
     if content is None:
         return ZERO
     return score(parse_answer(content), solution, has_format=True)

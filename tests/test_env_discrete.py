@@ -118,6 +118,26 @@ def test_masks_match_between_info_and_method_and_are_fresh():
     assert env.unwrapped.action_masks().any()
 
 
+@pytest.mark.parametrize("env_id", ["MeetingSlot-v0", "MeetingSlot-Raw-v0"])
+def test_observations_are_fresh_and_their_arrays_disjoint(env_id):
+    """No array is shared between keys or steps; scribbling on one changes nothing."""
+    scribbled, clean = gym.make(env_id), gym.make(env_id)
+    observations = [scribbled.reset(seed=4)[0]]
+    expected = [clean.reset(seed=4)[0]]
+    for action in (0, 1, 5, 9):
+        for value in observations[-1].values():
+            if isinstance(value, np.ndarray):
+                value[...] = 1
+        observations.append(scribbled.step(action)[0])
+        expected.append(clean.step(action)[0])
+    for key, value in observations[-1].items():
+        np.testing.assert_array_equal(value, expected[-1][key])
+    arrays = [v for obs in observations for v in obs.values() if isinstance(v, np.ndarray)]
+    for i, left in enumerate(arrays):
+        for right in arrays[i + 1 :]:
+            assert not np.shares_memory(left, right)
+
+
 # ---------------------------------------------------------------------------- parity
 
 
@@ -423,3 +443,19 @@ def test_pickles_and_same_seed_same_rollout():
     clone = pickle.loads(pickle.dumps(make()))
     for a, b in zip(first, rollout(clone), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_an_env_copied_mid_episode_continues_like_the_original(clone):
+    import copy
+    import pickle
+
+    env = make()
+    env.reset(seed=7)
+    env.step(0)
+    twin = pickle.loads(pickle.dumps(env)) if clone == "pickle" else copy.deepcopy(env)
+    for action in (1, 5, 9, 10, 13):
+        mine, *_ = env.step(action)
+        theirs, *_ = twin.step(action)
+        for key, value in mine.items():
+            np.testing.assert_array_equal(value, theirs[key])

@@ -138,10 +138,61 @@ def test_id_is_the_hash_of_the_content_without_id():
     import hashlib
 
     scenario = generate_seeded(7, "hard")
-    content = scenario.to_dict()
-    del content["id"]
-    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+    content = (
+        scenario.difficulty,
+        scenario.duration_minutes,
+        scenario.window_start.toordinal(),
+        scenario.window_days,
+        tuple(
+            (
+                p.name,
+                p.timezone,
+                p.work_start,
+                p.work_end,
+                p.weekdays,
+                tuple((day.toordinal(), p.busy[day]) for day in sorted(p.busy)),
+            )
+            for p in scenario.attendees
+        ),
+    )
+    digest = hashlib.sha256(ascii(content).encode()).hexdigest()
     assert scenario.id == "gen-" + digest[:8].upper()
+    # Content only: the id field, dict order and a JSON round trip do not matter.
+    assert scenario_id(replace(scenario, id="other")) == scenario.id
+    back = Scenario.from_dict(json.loads(json.dumps(scenario.to_dict())))
+    assert scenario_id(back) == scenario.id
+    first = scenario.attendees[0]
+    reordered = replace(first, busy=dict(reversed(list(first.busy.items()))))
+    assert scenario_id(replace(scenario, attendees=(reordered, *scenario.attendees[1:]))) == (
+        scenario.id
+    )
+
+
+def test_id_changes_with_any_part_of_the_content():
+    scenario = generate_seeded(11, "expert")
+    first = scenario.attendees[0]
+    day = min(first.busy) if first.busy else scenario.window_start
+    variants = [
+        replace(scenario, difficulty="easy"),
+        replace(scenario, duration_minutes=scenario.duration_minutes + 15),
+        replace(scenario, window_start=scenario.window_start + timedelta(days=1)),
+        replace(scenario, window_days=scenario.window_days + 1),
+        replace(scenario, attendees=scenario.attendees[::-1]),
+        replace(scenario, attendees=scenario.attendees[1:]),
+    ]
+    for person in (
+        replace(first, name=first.name + "x"),
+        replace(first, timezone="UTC" if first.timezone != "UTC" else "Asia/Tokyo"),
+        replace(first, work_start=first.work_start - 15 if first.work_start else 15),
+        replace(first, work_end=first.work_end - 15),
+        replace(first, weekdays=(*first.weekdays, 7)),
+        replace(first, busy={**first.busy, day: ((0, 15),)}),
+        replace(first, busy={**first.busy, day + timedelta(days=30): ((0, 15),)}),
+    ):
+        variants.append(replace(scenario, attendees=(person, *scenario.attendees[1:])))
+    ids = {scenario_id(v) for v in variants}
+    assert scenario.id not in ids
+    assert len(ids) == len(variants)
 
 
 # ----------------------------------------------------------------------------- distribution
@@ -285,3 +336,12 @@ def test_expert_features():
     assert 0.1 < empty / len(scenarios) < 0.45
     names = {a.name for s in scenarios for a in s.attendees}
     assert not names & set(generator.PEOPLE)
+
+
+@pytest.mark.parametrize("difficulty", [None, *DIFFICULTIES])
+def test_generate_solved_hands_back_the_scenario_and_its_own_solution(difficulty):
+    """The env's path: the same scenario as generate() and exactly solve()'s Solution."""
+    for seed in range(300):
+        scenario, solution = generator.generate_solved(random.Random(seed), difficulty)
+        assert scenario == generate_seeded(seed, difficulty)
+        assert solution == solve(scenario)

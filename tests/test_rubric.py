@@ -112,3 +112,18 @@ def test_partial_credit_uses_the_same_validity_as_gold():
             assert result.reward == pytest.approx(0.3)
         else:
             assert result.reward == pytest.approx(0.2)
+
+
+def test_format_utc_matches_datetime_and_parses_back():
+    """format_utc is plain arithmetic; it must spell exactly what datetime would."""
+    import random
+    from datetime import datetime, timezone
+
+    rng = random.Random(5)
+    instants = [0, -1, -86_400, 86_399, 951_782_400, 4_102_444_799, 7_258_118_400 - 1]
+    instants += [rng.randrange(-2_208_988_800, 7_258_118_400) for _ in range(2000)]
+    for instant in instants:
+        expected = datetime.fromtimestamp(instant, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert format_utc(instant) == expected
+        if instant % 60 == 0:
+            assert parse_answer(format_utc(instant)) == instant

@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import random
 from datetime import date
 from functools import lru_cache
 
 from meeting_gym.calendar import zones
 from meeting_gym.calendar.scenario import Attendee, Block, Scenario
-from meeting_gym.calendar.solver import solve
-from meeting_gym.calendar.timeutil import DAY, day_number, format_hm, from_day_number
+from meeting_gym.calendar.solver import Solution, solve
+from meeting_gym.calendar.timeutil import DAY, day_number, from_day_number
 
 DIFFICULTIES = ("easy", "medium", "hard", "expert")
 MAX_ATTENDEES = 4
@@ -153,6 +152,8 @@ EXPERT_SCATTER = 0.4
 
 _Spec = list  # [name, zone, work_start, work_end, weekdays, busy]
 _NAME, _ZONE, _WS, _WE, _WD, _BUSY = range(6)
+_Draft = tuple[int, int, int, list[_Spec], Solution | None]
+"""(duration, first day, days, specs, the Solution of exactly these specs if one was computed)."""
 
 
 # ----------------------------------------------------------------------------- public API
@@ -160,6 +161,21 @@ _NAME, _ZONE, _WS, _WE, _WD, _BUSY = range(6)
 
 def generate(rng: random.Random, difficulty: str | None = None) -> Scenario:
     """One scenario drawn from ``rng``; ``None`` draws the default easy/medium/hard mix."""
+    return _generate(rng, difficulty)[0]
+
+
+def generate_solved(rng: random.Random, difficulty: str | None = None) -> tuple[Scenario, Solution]:
+    """:func:`generate` and the scenario's :func:`~meeting_gym.calendar.solver.solve`.
+
+    Draws exactly the scenario :func:`generate` would. Generation already solves its
+    final draft in most cases (to check a planted slot, for instance); that Solution is
+    handed back instead of solving the scenario again.
+    """
+    scenario, solution = _generate(rng, difficulty)
+    return scenario, solve(scenario) if solution is None else solution
+
+
+def _generate(rng: random.Random, difficulty: str | None) -> tuple[Scenario, Solution | None]:
     if difficulty is None:
         difficulty = _draw_mix(rng)
     elif difficulty not in DIFFICULTIES:
@@ -168,10 +184,10 @@ def generate(rng: random.Random, difficulty: str | None = None) -> Scenario:
             f"or one of {', '.join(DIFFICULTIES)}"
         )
     if difficulty == "expert":
-        duration, first, days, specs = _expert(rng)
+        duration, first, days, specs, solution = _expert(rng)
     else:
-        duration, first, days, specs = _standard(rng, difficulty)
-    return _finish(duration, first, days, specs, difficulty)
+        duration, first, days, specs, solution = _standard(rng, difficulty)
+    return _finish(duration, first, days, specs, difficulty), solution
 
 
 def generate_seeded(seed: int, difficulty: str | None = None) -> Scenario:
@@ -180,10 +196,31 @@ def generate_seeded(seed: int, difficulty: str | None = None) -> Scenario:
 
 
 def scenario_id(scenario: Scenario) -> str:
-    """``gen-`` + 8 uppercase hex digits of the SHA-256 of the canonical content JSON."""
-    content = scenario.to_dict()
-    content.pop("id", None)
-    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
+    """``gen-`` + 8 uppercase hex digits of the SHA-256 of the scenario's content.
+
+    The content is everything but the id, written as the ``ascii()`` of nested tuples
+    of strings and integers (dates as ordinals, busy dates in order): the same text in
+    every process and on every machine, whatever ``PYTHONHASHSEED``, and a few times
+    cheaper than a sorted JSON dump (every reset computes it).
+    """
+    content = (
+        scenario.difficulty,
+        scenario.duration_minutes,
+        scenario.window_start.toordinal(),
+        scenario.window_days,
+        tuple(
+            (
+                person.name,
+                person.timezone,
+                person.work_start,
+                person.work_end,
+                tuple(person.weekdays),
+                tuple((day.toordinal(), blocks) for day, blocks in sorted(person.busy.items())),
+            )
+            for person in scenario.attendees
+        ),
+    )
+    digest = hashlib.sha256(ascii(content).encode("ascii")).hexdigest()
     return f"gen-{digest[:8].upper()}"
 
 
@@ -206,51 +243,9 @@ def _finish(duration: int, first: int, days: int, specs: list[_Spec], difficulty
         window_start=scenario.window_start,
         window_days=scenario.window_days,
         attendees=scenario.attendees,
-        id=_fast_id(scenario),
+        id=scenario_id(scenario),
         difficulty=difficulty,
     )
-
-
-@lru_cache(maxsize=2048)
-def _hm(minutes: int) -> str:
-    return format_hm(minutes)
-
-
-@lru_cache(maxsize=8192)
-def _iso(day: date) -> str:
-    return day.isoformat()
-
-
-@lru_cache(maxsize=8192)
-def _blocks_content(blocks: tuple[Block, ...]) -> list[dict[str, str]]:
-    return [{"start": _hm(s), "end": _hm(e)} for s, e in blocks]
-
-
-def _fast_id(scenario: Scenario) -> str:
-    """:func:`scenario_id` without ``to_dict``'s per-call formatting (same JSON, same id)."""
-    content = {
-        "difficulty": scenario.difficulty,
-        "duration_minutes": scenario.duration_minutes,
-        "window_start": _iso(scenario.window_start),
-        "window_days": scenario.window_days,
-        "world": {
-            "attendees": [
-                {
-                    "name": a.name,
-                    "timezone": a.timezone,
-                    "working_hours": {
-                        "start": _hm(a.work_start),
-                        "end": _hm(a.work_end),
-                        "weekdays": list(a.weekdays),
-                    },
-                    "busy": {_iso(d): _blocks_content(b) for d, b in a.busy.items()},
-                }
-                for a in scenario.attendees
-            ]
-        },
-    }
-    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
-    return f"gen-{digest[:8].upper()}"
 
 
 def _build(
@@ -369,8 +364,9 @@ def _spec(name: str, zone: str, hours: Block, weekdays: tuple[int, ...] = WORKWE
 
 def _candidates(
     duration: int, first: int, days: int, specs: list[_Spec], enough: int | None = None
-) -> list[int]:
-    """Valid starts of the scenario as it stands, on the 15-minute UTC grid of the window.
+) -> tuple[list[int], Solution | None]:
+    """Valid starts of the scenario as it stands, on the 15-minute UTC grid of the window,
+    and its Solution if the whole window was solved (None otherwise).
 
     With ``enough``, only the first ``enough`` are needed: the first window day is
     tried alone (cheaper), which gives the same leading starts when it has enough.
@@ -379,25 +375,26 @@ def _candidates(
     if enough is not None and days > 1:
         starts = solve(_build(duration, first, 1, specs)).valid_minutes(lo, lo + DAY, GRID * 60)
         if len(starts) >= enough:
-            return starts
-    return solve(_build(duration, first, days, specs)).valid_minutes(lo, lo + days * DAY, GRID * 60)
+            return starts, None
+    solution = _solve(duration, first, days, specs)
+    return solution.valid_minutes(lo, lo + days * DAY, GRID * 60), solution
 
 
-def _gold(duration: int, first: int, days: int, specs: list[_Spec]) -> int | None:
-    return solve(_build(duration, first, days, specs)).gold
+def _solve(duration: int, first: int, days: int, specs: list[_Spec]) -> Solution:
+    return solve(_build(duration, first, days, specs))
 
 
 # ----------------------------------------------------------------------------- easy..hard
 
 
-def _standard(rng: random.Random, difficulty: str) -> tuple[int, int, int, list[_Spec]]:
+def _standard(rng: random.Random, difficulty: str) -> _Draft:
     duration = rng.choice(DURATIONS[difficulty])
     first, days = _standard_window(rng, difficulty)
     if rng.random() < NONE_RATE[difficulty]:
-        specs = _standard_none(rng, difficulty, duration, first, days)
+        specs, solution = _standard_none(rng, difficulty, duration, first, days)
     else:
-        specs = _standard_solvable(rng, difficulty, duration, first, days)
-    return duration, first, days, specs
+        specs, solution = _standard_solvable(rng, difficulty, duration, first, days)
+    return duration, first, days, specs, solution
 
 
 def _standard_window(rng: random.Random, difficulty: str) -> tuple[int, int]:
@@ -435,39 +432,43 @@ def _book_all(specs: list[_Spec], first: int, days: int) -> list[_Spec]:
 
 def _standard_none(
     rng: random.Random, difficulty: str, duration: int, first: int, days: int
-) -> list[_Spec]:
+) -> tuple[list[_Spec], Solution | None]:
     if rng.random() < 0.55:
         pair = rng.choice(NO_OVERLAP_PAIRS)
         specs = [_spec(name, PEOPLE[name], _hours(rng, difficulty)) for name in pair]
-        if rng.random() < 0.40 or _gold(duration, first, days, specs) is not None:
+        if rng.random() < 0.40:
+            return _book_all(specs, first, days), None
+        solution = _solve(duration, first, days, specs)
+        if solution.gold is not None:
             # Some hour choices do overlap by a little; booking makes the case NONE anyway.
-            _book_all(specs, first, days)
-        return specs
+            return _book_all(specs, first, days), None
+        return specs, solution
     members = CLUSTERS[rng.choice(_clusters(difficulty))]
     names = rng.sample(members, min(_group_size(rng, difficulty), len(members)))
     specs = [_spec(name, PEOPLE[name], _hours(rng, difficulty)) for name in names]
-    return _book_all(specs, first, days)
+    return _book_all(specs, first, days), None
 
 
 def _standard_solvable(
     rng: random.Random, difficulty: str, duration: int, first: int, days: int
-) -> list[_Spec]:
+) -> tuple[list[_Spec], Solution | None]:
     cap = TARGET_CAP[difficulty]
     for _ in range(SOLVABLE_TRIES):
         members = CLUSTERS[rng.choice(_clusters(difficulty))]
         names = rng.sample(members, min(_group_size(rng, difficulty), len(members)))
         specs = [_spec(name, PEOPLE[name], _hours(rng, difficulty)) for name in names]
-        starts = _candidates(duration, first, days, specs, enough=cap + 1)
+        starts, solution = _candidates(duration, first, days, specs, enough=cap + 1)
         if not starts:
             continue
         if difficulty == "easy" and rng.random() < 0.55:
-            return specs
+            return specs, solution
         target = starts[rng.randint(0, min(cap, len(starts) - 1))]
         if not _plant(specs, target, target + duration * 60, first, days):
             continue
-        if _gold(duration, first, days, specs) is not None:
-            return specs
-    return _fallback()
+        solution = _solve(duration, first, days, specs)
+        if solution.gold is not None:
+            return specs, solution
+    return _fallback(), None
 
 
 def _fallback() -> list[_Spec]:
@@ -530,7 +531,7 @@ def _expert_people(rng: random.Random) -> list[tuple[str, str]]:
     return people
 
 
-def _expert(rng: random.Random) -> tuple[int, int, int, list[_Spec]]:
+def _expert(rng: random.Random) -> _Draft:
     for _ in range(SOLVABLE_TRIES):
         drawn = _expert_draw(rng)
         if drawn is not None:
@@ -540,10 +541,10 @@ def _expert(rng: random.Random) -> tuple[int, int, int, list[_Spec]]:
         _spec("Kiran", "Asia/Kathmandu", (0, 1440), everyday),
         _spec("Niall", "America/St_Johns", (0, 1440), everyday),
     ]
-    return 30, day_number(date(2024, 3, 9)), 2, specs
+    return 30, day_number(date(2024, 3, 9)), 2, specs, None
 
 
-def _expert_draw(rng: random.Random) -> tuple[int, int, int, list[_Spec]] | None:
+def _expert_draw(rng: random.Random) -> _Draft | None:
     people = _expert_people(rng)
     duration = rng.choice(DURATIONS["expert"])
     outcome = rng.random()
@@ -569,14 +570,14 @@ def _expert_draw(rng: random.Random) -> tuple[int, int, int, list[_Spec]] | None
         specs = [
             _spec(name, zone, _random_hours(rng), rng.choice(WEEKDAY_SETS)) for name, zone in people
         ]
-    starts = _candidates(duration, first, days, specs)
+    starts, solution = _candidates(duration, first, days, specs)
     if not starts:
         return None
     if outcome < NONE_RATE["expert"]:
         return _expert_none(rng, duration, first, days, specs, anchor, switch)
     if outcome < NONE_RATE["expert"] + EXPERT_EMPTY_SHARE:
-        return duration, first, days, specs
-    return _expert_planted(rng, duration, first, days, specs, starts, anchor, switch)
+        return duration, first, days, specs, solution
+    return _expert_planted(rng, (duration, first, days, specs, solution), starts, anchor, switch)
 
 
 def _switch_specs(
@@ -608,14 +609,13 @@ def _switch_specs(
 
 def _expert_planted(
     rng: random.Random,
-    duration: int,
-    first: int,
-    days: int,
-    specs: list[_Spec],
+    draft: _Draft,
     starts: list[int],
     anchor: int | None,
     switch: tuple[int, int, int] | None,
-) -> tuple[int, int, int, list[_Spec]] | None:
+) -> _Draft:
+    """A planted variant of ``draft`` (its unplanted self if three tries fail)."""
+    duration, first, days, specs, _ = draft
     if switch is not None and anchor is not None:
         if switch[2] < switch[1] and rng.random() < EXPERT_FOLD_STRETCH:
             stretched = _fold_stretch(rng, first, days, specs, anchor, switch)
@@ -633,9 +633,11 @@ def _expert_planted(
             planted = _scatter(rng, duration, first, days, trial, target, switch)
         else:
             planted = _plant(trial, target, target + duration * 60, first, days)
-        if planted and _gold(duration, first, days, trial) is not None:
-            return duration, first, days, trial
-    return duration, first, days, specs
+        if planted:
+            solution = _solve(duration, first, days, trial)
+            if solution.gold is not None:
+                return duration, first, days, trial, solution
+    return draft
 
 
 def _random_blocks(rng: random.Random, ws: int, we: int, count: int) -> list[Block]:
@@ -716,7 +718,7 @@ def _fold_stretch(
     specs: list[_Spec],
     anchor: int,
     switch: tuple[int, int, int],
-) -> tuple[int, int, int, list[_Spec]] | None:
+) -> _Draft | None:
     """The anchor's free wall-clock stretch is shorter than the meeting; the fold makes it fit.
 
     With a fold of F minutes, wall clock [f0 - x, f1 + y) lasts x + 2F + y real
@@ -739,9 +741,10 @@ def _fold_stretch(
     trial = [[*spec[:_BUSY], {}] for spec in specs]
     if not _plant(trial, start, end, first, days):
         return None
-    if _gold(duration, first, days, trial) != start:
+    solution = _solve(duration, first, days, trial)
+    if solution.gold != start:
         return None
-    return duration, first, days, trial
+    return duration, first, days, trial, solution
 
 
 def _expert_none(
@@ -752,7 +755,7 @@ def _expert_none(
     specs: list[_Spec],
     anchor: int | None,
     switch: tuple[int, int, int] | None,
-) -> tuple[int, int, int, list[_Spec]]:
+) -> _Draft:
     if (
         switch is not None
         and anchor is not None
@@ -765,9 +768,10 @@ def _expert_none(
     if rng.random() < 0.5:
         victim = rng.randrange(len(specs))
         _book_all([specs[victim]], first, days)
-        if _gold(duration, first, days, specs) is None:
-            return duration, first, days, specs
-    return duration, first, days, _book_all(specs, first, days)
+        solution = _solve(duration, first, days, specs)
+        if solution.gold is None:
+            return duration, first, days, specs, solution
+    return duration, first, days, _book_all(specs, first, days), None
 
 
 def _gap_trap(
@@ -777,7 +781,7 @@ def _gap_trap(
     specs: list[_Spec],
     anchor: int,
     switch: tuple[int, int, int],
-) -> tuple[int, int, int, list[_Spec]] | None:
+) -> _Draft | None:
     """A free wall-clock stretch around the gap that looks long enough but is not.
 
     Wall clock [g0 - x, g1 + y) around a gap of G minutes lasts only x + y real
@@ -799,6 +803,7 @@ def _gap_trap(
     start, end = instant - x * 60, instant + (real - x) * 60
     if not (anchor_ok and _plant(others, start, end, first, days)):
         return None
-    if _gold(duration, first, days, trial) is not None:
+    solution = _solve(duration, first, days, trial)
+    if solution.gold is not None:
         return None
-    return duration, first, days, trial
+    return duration, first, days, trial, solution

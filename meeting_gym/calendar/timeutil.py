@@ -8,7 +8,8 @@ zone.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from datetime import date
+from functools import lru_cache
 
 DAY = 86_400
 EPOCH = date(1970, 1, 1)
@@ -56,12 +57,12 @@ def parse_date(text: str) -> date:
         raise ValueError(f"not a calendar date: {text!r}") from None
 
 
-def day_number(day: date) -> int:
-    """Days since 1970-01-01."""
-    return (day - EPOCH).days
-
-
 _EPOCH_ORDINAL = EPOCH.toordinal()
+
+
+def day_number(day: date) -> int:
+    """Days since 1970-01-01 (ordinal arithmetic: no timedelta to build and read)."""
+    return day.toordinal() - _EPOCH_ORDINAL
 
 
 def from_day_number(number: int) -> date:
@@ -69,9 +70,20 @@ def from_day_number(number: int) -> date:
     return date.fromordinal(_EPOCH_ORDINAL + number)
 
 
+@lru_cache(maxsize=4096)
+def _iso_day(number: int) -> str:
+    return from_day_number(number).isoformat()
+
+
 def format_utc(instant: int) -> str:
-    """Epoch seconds -> canonical 'YYYY-MM-DDTHH:MM:SSZ'."""
-    return datetime.fromtimestamp(instant, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Epoch seconds -> canonical 'YYYY-MM-DDTHH:MM:SSZ'.
+
+    Plain arithmetic on a cached date string: every answer and every gold goes
+    through here, and ``datetime.strftime`` was a fifth of a discrete step.
+    """
+    number, rest = divmod(instant, DAY)
+    minutes, seconds = divmod(rest, 60)
+    return f"{_iso_day(number)}T{_HM_TEXT[minutes]}:{seconds:02d}Z"
 
 
 def utc_midnight(day: date) -> int:

@@ -75,6 +75,8 @@ class ActionTable:
         self.answer_offset = self.busy_offset + a * self.n_dates
         self.none_index = self.answer_offset + self.n_slots
         self.n = self.none_index + 1
+        # The layout is fixed, so every index is decoded once here, not on every step.
+        self._actions = tuple(self._decode(index) for index in range(self.n))
 
     @property
     def n_tools(self) -> int:
@@ -86,6 +88,9 @@ class ActionTable:
     def decode(self, index: int) -> Action:
         if not 0 <= index < self.n:
             raise IndexError(f"action {index} outside 0..{self.n - 1}")
+        return self._actions[index]
+
+    def _decode(self, index: int) -> Action:
         if index == 0:
             return Action("list_attendees")
         if index < self.hours_offset:

@@ -164,10 +164,12 @@ class Encoder:
             "turns_left": np.array([max(turns_left, 0) / self.max_turns], np.float32),
         }
         if self.encoding == "grid":
-            obs["available"] = rev.available.astype(np.float32).ravel()
-            obs["unavailable"] = rev.unavailable.astype(np.float32).ravel()
-            obs["fit"] = rev.fit.astype(np.float32)
-            obs["in_window"] = rev.in_window.astype(np.float32)
+            # One fresh float32 copy of Revealed.shown; each key gets its own disjoint part.
+            shown, a = rev.shown.astype(np.float32), rev.table.max_attendees
+            obs["available"] = shown[:a].reshape(-1)
+            obs["unavailable"] = shown[a : 2 * a].reshape(-1)
+            obs["fit"] = shown[2 * a]
+            obs["in_window"] = shown[2 * a + 1]
         else:
             obs["zone"] = self.zone.ravel().copy()
             obs["hours"] = self.hours.ravel().copy()

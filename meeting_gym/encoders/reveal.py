@@ -52,14 +52,31 @@ class Revealed:
         self.zone_known = [False] * a
         self.hours_known = [False] * a
         self.busy_known = np.zeros((a, table.n_dates), dtype=bool)
-        self.available = np.zeros((a, s), dtype=bool)
-        self.unavailable = np.zeros((a, s), dtype=bool)
-        self.person_fit = np.zeros((a, s), dtype=bool)
-        self.fit = np.zeros(s, dtype=bool)
-        self.in_window = np.zeros(s, dtype=bool)
+        # The rows an observation shows live in one buffer, so an encoder turns them into
+        # float32 with a single conversion; the properties below are views of it, made on
+        # each access (a stored view would come apart from the buffer in a pickle or copy).
+        self.shown = np.zeros((2 * a + 2, s), dtype=bool)
         self.in_window[: self.window_slots] = True
+        self.person_fit = np.zeros((a, s), dtype=bool)
         self._rasters: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._maybe = np.zeros((a, s), dtype=np.int16)
+
+    @property
+    def available(self) -> np.ndarray:
+        return self.shown[: self.table.max_attendees]
+
+    @property
+    def unavailable(self) -> np.ndarray:
+        a = self.table.max_attendees
+        return self.shown[a : 2 * a]
+
+    @property
+    def fit(self) -> np.ndarray:
+        return self.shown[2 * self.table.max_attendees]
+
+    @property
+    def in_window(self) -> np.ndarray:
+        return self.shown[2 * self.table.max_attendees + 1]
 
     # ------------------------------------------------------------------ reveals
 
@@ -126,11 +143,12 @@ class Revealed:
         self._update_fit()
 
     def _update_fit(self) -> None:
+        fit = self.fit
         if self.listed:
-            np.logical_and.reduce(self.person_fit[: self.count], axis=0, out=self.fit)
-            self.fit &= self.in_window
+            np.logical_and.reduce(self.person_fit[: self.count], axis=0, out=fit)
+            fit &= self.in_window
         else:
-            self.fit[:] = False
+            fit[:] = False
 
     def _raster(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per local date: free cells (real busy), working cells (no busy), fitting starts."""

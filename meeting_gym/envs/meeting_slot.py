@@ -8,11 +8,15 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from meeting_gym.agentkit import extract_answer
 from meeting_gym.calendar.curated import CURATED_BY_ID
-from meeting_gym.calendar.generator import DIFFICULTIES, MAX_ATTENDEES, MAX_WINDOW_DAYS, generate
+from meeting_gym.calendar.generator import (
+    DIFFICULTIES,
+    MAX_ATTENDEES,
+    MAX_WINDOW_DAYS,
+    generate_solved,
+)
 from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import window_bounds
+from meeting_gym.calendar.solver import Solution, window_bounds
 from meeting_gym.encoders import render as draw
 from meeting_gym.encoders.actions import ActionTable
 from meeting_gym.encoders.observations import ENCODINGS
@@ -202,8 +206,8 @@ class MeetingSlotEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        scenario = self._choose(options or {})
-        episode = Episode(scenario)
+        scenario, solution = self._choose(options or {})
+        episode = Episode(scenario, solution)
         self._seen, self._seen_calls = None, 0
         info: dict[str, Any] = {
             "scenario_id": scenario.id,
@@ -311,9 +315,7 @@ class MeetingSlotEnv(gym.Env):
                 return None
             return -1 if index == table.none_index else index - table.answer_offset
 
-        answer = None
-        if episode.answer_text is not None:
-            answer = cell(extract_answer(episode.answer_text))
+        answer = cell(episode.answer)
         gold = None
         if episode.done or self.turns >= self.max_turns:
             solution_gold = episode.solution.gold
@@ -324,24 +326,25 @@ class MeetingSlotEnv(gym.Env):
                 gold = offset // table.grid_seconds
         return seen, answer, gold
 
-    def _choose(self, options: dict[str, Any]) -> Scenario:
+    def _choose(self, options: dict[str, Any]) -> tuple[Scenario, Solution | None]:
+        """The scenario to play and, for a generated one, its Solution (None: not solved yet)."""
         unknown = set(options) - {"scenario", "scenario_id", "difficulty"}
         if unknown:
             raise ValueError(f"unknown reset option(s): {', '.join(sorted(unknown))}")
         if "scenario" in options:
             given = options["scenario"]
-            return given if isinstance(given, Scenario) else Scenario.from_dict(given)
+            return (given if isinstance(given, Scenario) else Scenario.from_dict(given)), None
         if "scenario_id" in options:
             key = options["scenario_id"]
             if key not in CURATED_BY_ID:
                 raise ValueError(
                     f"unknown curated scenario_id {key!r}; known: {', '.join(CURATED_BY_ID)}"
                 )
-            return CURATED_BY_ID[key]
+            return CURATED_BY_ID[key], None
         difficulty = options.get("difficulty", self.difficulty)
         _check_difficulty(difficulty)
         seed = int(self.np_random.integers(0, 2**63 - 1))
-        return generate(random.Random(seed), difficulty)
+        return generate_solved(random.Random(seed), difficulty)
 
 
 def _check_difficulty(difficulty: str | None) -> None:
