@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 import meeting_gym  # noqa: F401
 from meeting_gym.calendar.curated import curated_dicts
 from meeting_gym.calendar.scenario import ScenarioError
+from meeting_gym.envs.meeting_slot import MeetingSlotEnv
 
 
 @pytest.fixture
@@ -164,7 +165,7 @@ def test_reset_options(env):
 )
 def test_bad_constructor_arguments(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
-        gym.make("MeetingSlot-v0", **{"mode": "text", **kwargs})
+        MeetingSlotEnv(**{"mode": "text", **kwargs})  # direct: gym.make would warn first
 
 
 def test_same_seed_same_episode():
