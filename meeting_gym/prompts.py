@@ -24,6 +24,7 @@ Rules:
 
 
 def question(scenario: Scenario) -> str:
+    """The first observation: duration, UTC window, the rules and how to answer."""
     last = scenario.window_end.isoformat()
     return (
         f"Find the earliest UTC start time for a {scenario.duration_minutes}-minute meeting.\n\n"
@@ -32,7 +33,8 @@ def question(scenario: Scenario) -> str:
         "A valid start must fall inside this window.\n\n"
         "Attendees, time zones, working hours and busy calendars are not in this prompt: "
         "use the tools (list_attendees, get_timezone, get_working_hours, get_busy).\n\n"
-        "Intervals are half-open [start, end). Put the earliest valid start in "
+        f"{RULES}\n\n"
+        "Put the earliest valid start in "
         "<answer>YYYY-MM-DDTHH:MM:SSZ</answer>. If no slot exists, answer <answer>NONE</answer>."
     )
 
