@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from gymnasium.envs.registration import register, registry
 
-from meeting_gym.calendar.scenario import Scenario, ScenarioError
-from meeting_gym.calendar.solver import Solution, solve
-from meeting_gym.rubric import Grade, grade
-from meeting_gym.splits import export_jsonl, load_split
+from meeting_gym.core.splits import export_jsonl, load_split
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario, ScenarioError
+from meeting_gym.envs.meeting_slot.domain.solver import Solution, solve
+from meeting_gym.envs.meeting_slot.rubric import Grade, grade
 
 __version__ = "0.1.0"
 
@@ -26,7 +26,9 @@ for _env_id, _kwargs in _CONFIGS.items():
     if _env_id not in registry:
         # no max_episode_steps: the env truncates after its own max_turns
         register(
-            id=_env_id, entry_point="meeting_gym.envs.meeting_slot:MeetingSlotEnv", kwargs=_kwargs
+            id=_env_id,
+            entry_point="meeting_gym.envs.meeting_slot.env:MeetingSlotEnv",
+            kwargs=_kwargs,
         )
 
 __all__ = [

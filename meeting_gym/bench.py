@@ -16,7 +16,7 @@ What a row counts:
   and action choice included;
 * ``reset()``: median time of one ``env.reset()`` that generates a fresh
   scenario; its ratio is resets per second over CartPole steps per second;
-* ``gold solve``: median time of :func:`~meeting_gym.calendar.solver.solve`;
+* ``gold solve``: median time of :func:`~meeting_gym.envs.meeting_slot.domain.solver.solve`;
 * ``make_vec``: sub-environment steps per second of a vector env stepped with
   random legal actions (autoreset included).
 
@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass
 from statistics import median
 from typing import Any
 
-from meeting_gym.calendar import solver, zones
-from meeting_gym.calendar.generator import DIFFICULTIES, PEOPLE, generate
-from meeting_gym.calendar.solver import solve
+from meeting_gym.envs.meeting_slot.domain import solver, zones
+from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, PEOPLE, generate
+from meeting_gym.envs.meeting_slot.domain.solver import solve
 
 ENV_ID = "MeetingSlot-v0"
 STEP_TARGET = 0.35

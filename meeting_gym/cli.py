@@ -8,8 +8,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from meeting_gym.calendar.generator import DIFFICULTIES
-from meeting_gym.splits import DEFAULT_SEED, SPLITS, export_jsonl, load_split
+from meeting_gym.core.splits import DEFAULT_SEED, SPLITS, export_jsonl, load_split
+from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -29,7 +29,7 @@ def _eval(args: argparse.Namespace) -> int:
     if args.mode is None:
         args.mode = "discrete" if args.policy.startswith("ppo:") else "text"
     if args.mode == "discrete":
-        from meeting_gym.agents.discrete import evaluate_discrete, make_discrete_agent
+        from meeting_gym.envs.meeting_slot.agents import evaluate_discrete, make_discrete_agent
 
         agent = make_discrete_agent(args.policy, seed=args.seed)
         results = evaluate_discrete(

@@ -1,6 +1,6 @@
 """An independent minute-by-minute reference for the solver.
 
-It shares nothing with ``meeting_gym.calendar.solver`` or ``zones``: the wall clock
+It shares nothing with ``meeting_gym.envs.meeting_slot.domain.solver`` or ``zones``: the wall clock
 of every UTC minute comes straight from ``zoneinfo`` (zone files read from the
 ``tzdata`` package, the same data the library uses), and validity is the literal
 definition:
@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from meeting_gym.calendar.scenario import Attendee, Scenario
+from meeting_gym.envs.meeting_slot.domain.scenario import Attendee, Scenario
 
 NONE = np.int64(-(1 << 40))
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()

@@ -14,7 +14,7 @@ import gymnasium as gym
 import pytest
 
 from meeting_gym.agentkit import RetryPolicy, ToolSet, extract_answer, run_episode
-from meeting_gym.envs.text import TextInterface
+from meeting_gym.core.text_env import TextInterface
 
 pytest.importorskip("openai")  # the loop classifies errors with the openai exceptions
 

@@ -13,11 +13,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import meeting_gym
-from meeting_gym.calendar.curated import CURATED_BY_ID
-from meeting_gym.calendar.generator import generate
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import solve, window_bounds
-from meeting_gym.encoders.actions import ActionTable
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
+from meeting_gym.envs.meeting_slot.domain.generator import generate
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import solve, window_bounds
+from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
 
 TABLE = ActionTable()
 A, J, S = TABLE.max_attendees, TABLE.n_dates, TABLE.n_slots
@@ -28,7 +28,7 @@ def make(**kwargs):
 
 
 def index(kind, attendee=None, day=None, slot=None):
-    from meeting_gym.encoders.actions import Action
+    from meeting_gym.envs.meeting_slot.encoders.actions import Action
 
     return TABLE.encode(Action(kind, attendee=attendee, day=day, slot=slot))
 
@@ -179,10 +179,10 @@ def test_parity_with_text_mode_over_many_seeds():
 
 
 def test_gold_policy_scores_the_same_in_both_modes():
-    from meeting_gym.agents.discrete import evaluate_discrete, make_discrete_agent
     from meeting_gym.agents.evaluate import evaluate, summarize
     from meeting_gym.agents.policies import make_policy
-    from meeting_gym.splits import load_split
+    from meeting_gym.core.splits import load_split
+    from meeting_gym.envs.meeting_slot.agents import evaluate_discrete, make_discrete_agent
 
     curated = summarize(
         evaluate_discrete(lambda: make_discrete_agent("gold"), load_split("curated"))
@@ -273,7 +273,7 @@ def test_raw_observation_holds_tool_results_in_local_time():
     env = make(obs="raw")
     scenario = CURATED_BY_ID["dst_eu_monday"]
     person = scenario.attendees[0]
-    from meeting_gym.encoders.observations import ZONE_VOCAB
+    from meeting_gym.envs.meeting_slot.encoders.observations import ZONE_VOCAB
 
     obs, _ = env.reset(options={"scenario": scenario})
     assert obs["zone"].sum() == 0 and obs["busy"].sum() == 0

@@ -9,9 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import meeting_gym  # noqa: F401
-from meeting_gym.calendar.curated import curated_dicts
-from meeting_gym.calendar.scenario import ScenarioError
-from meeting_gym.envs.meeting_slot import MeetingSlotEnv
+from meeting_gym.envs.meeting_slot.domain.curated import curated_dicts
+from meeting_gym.envs.meeting_slot.domain.scenario import ScenarioError
+from meeting_gym.envs.meeting_slot.env import MeetingSlotEnv
 
 
 @pytest.fixture

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.calendar.curated import curated_dicts
-from meeting_gym.calendar.generator import DIFFICULTIES, generate_seeded
-from meeting_gym.calendar.scenario import Scenario, ScenarioError
-from meeting_gym.calendar.solver import solve
+from meeting_gym.envs.meeting_slot.domain.curated import curated_dicts
+from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generate_seeded
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario, ScenarioError
+from meeting_gym.envs.meeting_slot.domain.solver import solve
 
 FUZZ = settings(
     max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None

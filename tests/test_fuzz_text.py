@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agentkit import extract_answer
-from meeting_gym.calendar.generator import PEOPLE
-from meeting_gym.tools import TOOLSET
+from meeting_gym.envs.meeting_slot.domain.generator import PEOPLE
+from meeting_gym.envs.meeting_slot.tools import TOOLSET
 
 MAX_TURNS = 6
 REWARDS = {0.0, 0.2, 0.3, 1.2}

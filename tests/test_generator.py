@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from bruteforce import walls
 
-from meeting_gym.calendar import generator
-from meeting_gym.calendar.generator import (
+from meeting_gym.envs.meeting_slot.domain import generator
+from meeting_gym.envs.meeting_slot.domain.generator import (
     DIFFICULTIES,
     MAX_ATTENDEES,
     MAX_WINDOW_DAYS,
@@ -26,8 +26,8 @@ from meeting_gym.calendar.generator import (
     generate_seeded,
     scenario_id,
 )
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import solve
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import solve
 
 EPOCH = date(1970, 1, 1)
 ODD_ZONES = {zone for _, zone in generator.EXPERT_ODD}
@@ -73,7 +73,7 @@ def test_global_random_is_neither_used_nor_consulted():
 
 _DUMP = """
 import json, sys
-from meeting_gym.calendar.generator import DIFFICULTIES, generate_seeded
+from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generate_seeded
 out = [generate_seeded(seed, d).to_dict() for seed in range(50) for d in (None, *DIFFICULTIES)]
 sys.stdout.write(json.dumps(out, sort_keys=True))
 """

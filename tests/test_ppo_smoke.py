@@ -26,8 +26,8 @@ def one_torch_thread():
 
 def test_import_does_not_pull_torch_or_sb3():
     code = (
-        "import sys, meeting_gym, meeting_gym.envs.meeting_slot, meeting_gym.agents.discrete, "
-        "meeting_gym.cli; "
+        "import sys, meeting_gym, meeting_gym.envs.meeting_slot.env, "
+        "meeting_gym.envs.meeting_slot.agents, meeting_gym.cli; "
         "print(any(m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') "
         "for m in sys.modules))"
     )
@@ -53,8 +53,8 @@ def test_multi_input_policy_runs_as_is(env_id):
 def test_pointer_policy_trains_saves_and_evaluates(tmp_path, capsys):
     from stable_baselines3.common.env_util import make_vec_env
 
-    from meeting_gym.agents.sb3_policy import PointerPolicy
     from meeting_gym.cli import main
+    from meeting_gym.envs.meeting_slot.sb3_policy import PointerPolicy
 
     venv = make_vec_env("MeetingSlot-v0", n_envs=4, seed=0)
     model = sb3_contrib.MaskablePPO(

@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.calendar.curated import CURATED
-from meeting_gym.calendar.generator import DIFFICULTIES, generate_seeded
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import solve, window_bounds
-from meeting_gym.calendar.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED
+from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generate_seeded
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import solve, window_bounds
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
 
 GOLD, VALID, FORMAT_ONLY, NOTHING = 1.2, 0.3, 0.2, 0.0
 
@@ -203,7 +203,7 @@ def test_no_answer_block_scores_nothing_even_when_the_text_is_gold():
 @pytest.mark.parametrize("scenario", SCENARIOS[::4], ids=lambda s: s.id)
 def test_every_minute_of_the_window_scores_at_most_once_gold(scenario):
     """Sweep every whole minute of the window: 1.2 exactly once (or never, if NONE)."""
-    from meeting_gym.rubric import grade
+    from meeting_gym.envs.meeting_slot.rubric import grade
 
     solution = solve(scenario)
     lo, hi = window_bounds(scenario)
@@ -221,7 +221,7 @@ def test_every_minute_of_the_window_scores_at_most_once_gold(scenario):
 def test_grade_as_dict_lists_every_field():
     import dataclasses
 
-    from meeting_gym.rubric import Grade
+    from meeting_gym.envs.meeting_slot.rubric import Grade
 
     grade_ = Grade(1.0, 1.0, 0.0, 1.2)
     assert grade_.as_dict() == dataclasses.asdict(grade_)
@@ -245,8 +245,8 @@ def test_digits_of_other_scripts_are_not_an_instant(zero, layout):
 
 
 def test_tools_and_loading_read_ascii_digits_only():
-    from meeting_gym.calendar.scenario import ScenarioError
-    from meeting_gym.calendar.timeutil import parse_date, parse_hm
+    from meeting_gym.envs.meeting_slot.domain.scenario import ScenarioError
+    from meeting_gym.envs.meeting_slot.domain.timeutil import parse_date, parse_hm
 
     with pytest.raises(ValueError):
         parse_date(_digits("2024-03-11", 0xFF10))

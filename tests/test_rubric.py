@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import utc
 
-from meeting_gym.calendar.curated import CURATED_BY_ID
-from meeting_gym.calendar.solver import solve
-from meeting_gym.calendar.timeutil import format_utc
-from meeting_gym.rubric import NONE, grade, parse_answer
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
+from meeting_gym.envs.meeting_slot.domain.solver import solve
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.rubric import NONE, grade, parse_answer
 
 GOLD = "2024-03-11T13:00:00Z"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import one_person, utc
 
-from meeting_gym.calendar.curated import CURATED, curated_dicts
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import solve, subtract
-from meeting_gym.calendar.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED, curated_dicts
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import solve, subtract
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
 
 CURATED_GOLD = {
     "same_tz_empty_busy": "2024-03-11T13:00:00Z",

@@ -7,8 +7,8 @@ import copy
 import pytest
 from conftest import one_person
 
-from meeting_gym.calendar.curated import curated_dicts
-from meeting_gym.calendar.scenario import Scenario, ScenarioError
+from meeting_gym.envs.meeting_slot.domain.curated import curated_dicts
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario, ScenarioError
 
 BASE = one_person(
     "America/New_York", "09:00", "17:00", "2024-03-11", 30, {"2024-03-11": [("09:00", "10:00")]}

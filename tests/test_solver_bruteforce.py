@@ -17,10 +17,10 @@ import pytest
 from bruteforce import brute, utc_text
 from conftest import utc
 
-from meeting_gym.calendar.curated import CURATED
-from meeting_gym.calendar.generator import DIFFICULTIES, generate
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import solve, window_bounds
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED
+from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generate
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import solve, window_bounds
 
 CI_PER_DIFFICULTY = 2000
 CI_PER_MINUTE = 200

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from meeting_gym.calendar.curated import CURATED
-from meeting_gym.calendar.generator import generate
-from meeting_gym.splits import export_jsonl, item_rng, load_split, to_row
+from meeting_gym.core.splits import export_jsonl, item_rng, load_split, to_row
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED
+from meeting_gym.envs.meeting_slot.domain.generator import generate
 
 
 def test_curated_split_is_the_fifteen_cases():

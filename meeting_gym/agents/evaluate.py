@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import gymnasium as gym
 
 from meeting_gym.agents.policies import Policy
-from meeting_gym.calendar.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 
 T = TypeVar("T")
 METRICS = ("reward", "exact_match", "format", "partial_credit")

@@ -22,7 +22,7 @@ import gymnasium as gym
 from meeting_gym.agentkit.llm import LLMEpisode, RetryPolicy, make_client, run_episode
 from meeting_gym.agentkit.messages import TOOL_PROTOCOLS, check_tool_protocol
 from meeting_gym.agents.evaluate import METRICS, EpisodeResult, format_table, progress, summarize
-from meeting_gym.calendar.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 
 POLICY_NAME = "openai"
 

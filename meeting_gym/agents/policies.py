@@ -15,9 +15,14 @@ from datetime import date, timedelta
 from typing import Any
 
 from meeting_gym.agentkit import format_answer, format_tool_call
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import solve
-from meeting_gym.calendar.timeutil import format_hm, format_utc, parse_hm, utc_midnight
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import solve
+from meeting_gym.envs.meeting_slot.domain.timeutil import (
+    format_hm,
+    format_utc,
+    parse_hm,
+    utc_midnight,
+)
 
 
 class Policy:

@@ -25,7 +25,7 @@ from functools import lru_cache
 from importlib import resources
 from zoneinfo import ZoneInfo
 
-from meeting_gym.calendar.timeutil import DAY, from_day_number, utc_midnight
+from meeting_gym.envs.meeting_slot.domain.timeutil import DAY, from_day_number, utc_midnight
 
 Piece = tuple[int, int, int]
 """``(utc_start, utc_end, offset_seconds)``: the offset holds on [start, end)."""

@@ -11,7 +11,7 @@ over the ``S`` grid cells of the window:
 * neither: unknown (zone or hours not yet known, or it depends on an unrevealed date).
 
 ``fit[k]`` is true when start ``t_k`` is *known* to fit the duration for every
-attendee. It uses the solver's own :func:`~meeting_gym.calendar.solver.free_intervals`
+attendee. It uses the solver's own :func:`~..domain.solver.free_intervals`
 per local date, and a start fits an attendee iff it fits one revealed date's
 merged interval, so once everything is revealed ``fit[k] == Solution.is_valid(t_k)``.
 Real calendar data of a date enter the rows only after that date is revealed.
@@ -23,10 +23,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from meeting_gym.calendar.scenario import Attendee, Scenario
-from meeting_gym.calendar.solver import free_intervals, window_bounds
-from meeting_gym.calendar.timeutil import day_number
-from meeting_gym.encoders.actions import ActionTable
+from meeting_gym.envs.meeting_slot.domain.scenario import Attendee, Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import free_intervals, window_bounds
+from meeting_gym.envs.meeting_slot.domain.timeutil import day_number
+from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
 
 
 class Revealed:

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import window_bounds
-from meeting_gym.calendar.timeutil import format_utc
-from meeting_gym.rubric import NONE, parse_answer
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import window_bounds
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.rubric import NONE, parse_answer
 
 ATTENDEE_TOOLS = ("get_timezone", "get_working_hours")
 KINDS = ("list_attendees", "get_timezone", "get_working_hours", "get_busy", "answer")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from meeting_gym.calendar.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 
 NY, LDN, BER = "America/New_York", "Europe/London", "Europe/Berlin"
 ALL_DAY = [("09:00", "17:00")]

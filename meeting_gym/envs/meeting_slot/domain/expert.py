@@ -15,8 +15,8 @@ import random
 from datetime import date
 from functools import lru_cache
 
-from meeting_gym.calendar import zones
-from meeting_gym.calendar.planting import (
+from meeting_gym.envs.meeting_slot.domain import zones
+from meeting_gym.envs.meeting_slot.domain.planting import (
     BUSY,
     DURATIONS,
     GRID,
@@ -45,8 +45,8 @@ from meeting_gym.calendar.planting import (
     weekday_of,
     zone_parts,
 )
-from meeting_gym.calendar.scenario import Block
-from meeting_gym.calendar.timeutil import DAY, day_number
+from meeting_gym.envs.meeting_slot.domain.scenario import Block
+from meeting_gym.envs.meeting_slot.domain.timeutil import DAY, day_number
 
 EXPERT_ODD = (
     ("Kiran", "Asia/Kathmandu"),  # +5:45, no DST

@@ -8,24 +8,24 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from meeting_gym.calendar.curated import CURATED_BY_ID
-from meeting_gym.calendar.generator import (
+from meeting_gym.core.episode import Episode
+from meeting_gym.core.text_env import TextInterface
+from meeting_gym.envs.meeting_slot.discrete import DiscreteInterface
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
+from meeting_gym.envs.meeting_slot.domain.generator import (
     DIFFICULTIES,
     MAX_ATTENDEES,
     MAX_WINDOW_DAYS,
     generate_solved,
 )
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import Solution, window_bounds
-from meeting_gym.encoders import render as draw
-from meeting_gym.encoders.actions import ActionTable
-from meeting_gym.encoders.observations import ENCODINGS
-from meeting_gym.encoders.reveal import Revealed
-from meeting_gym.envs.discrete import DiscreteInterface
-from meeting_gym.envs.text import TextInterface
-from meeting_gym.episode import Episode
-from meeting_gym.prompts import SYSTEM_PROMPT, question
-from meeting_gym.tools import TOOLSET
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import Solution, window_bounds
+from meeting_gym.envs.meeting_slot.encoders import render as draw
+from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
+from meeting_gym.envs.meeting_slot.encoders.observations import ENCODINGS
+from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
+from meeting_gym.envs.meeting_slot.prompts import SYSTEM_PROMPT, question
+from meeting_gym.envs.meeting_slot.tools import TOOLSET
 
 MODES = ("discrete", "text")
 
@@ -53,7 +53,8 @@ class MeetingSlotEnv(gym.Env):
     get_working_hours(i); ``1 + 2A + i*J + j`` get_busy(i, date j);
     ``1 + 2A + A*J + k`` answer(window start + k*G minutes); the last index
     answer(NONE). ``env.unwrapped.describe(a)`` gives readable text such as
-    ``get_busy(Ava, 2024-03-11)``; :mod:`meeting_gym.encoders.actions` has the table.
+    ``get_busy(Ava, 2024-03-11)``; :mod:`.encoders.actions` has
+    the table.
     An answer is submitted as ``<answer>YYYY-MM-DDTHH:MM:SSZ</answer>``, so its
     ``format`` is always 1.
 
@@ -89,12 +90,12 @@ class MeetingSlotEnv(gym.Env):
       ``fit`` (starts known to fit every attendee, equal to the rubric's validity
       once everything is revealed), ``in_window``;
     * ``"raw"``: the tool results in local time: ``zone`` (one-hot over
-      :data:`meeting_gym.encoders.ZONE_VOCAB`), ``hours``, ``weekdays``, ``busy``
+      :data:`meeting_gym.envs.meeting_slot.encoders.ZONE_VOCAB`), ``hours``, ``weekdays``, ``busy``
       (quarter-hour bitmaps of each local date), ``date_weekday``, ``day_of_year``.
 
     Both add ``called`` (tool actions taken), ``attendees`` (0 until listed),
     ``window_days``, ``duration`` and ``turns_left``. Details and shapes:
-    :mod:`meeting_gym.encoders.observations`.
+    :mod:`meeting_gym.envs.meeting_slot.encoders.observations`.
 
     ## Observation Space (``mode="text"``)
     A string (``AnyText``, up to 65,536 characters): the question at reset,

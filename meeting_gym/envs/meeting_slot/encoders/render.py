@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from meeting_gym.calendar.timeutil import from_day_number
-from meeting_gym.encoders.reveal import Revealed
+from meeting_gym.envs.meeting_slot.domain.timeutil import from_day_number
+from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 
 CELL_W, ROW_H, GAP, MARGIN = 2, 12, 2, 4
 UNKNOWN = (110, 110, 110)

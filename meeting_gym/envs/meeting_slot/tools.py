@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 from meeting_gym.agentkit import ToolSet
-from meeting_gym.calendar.scenario import Attendee, Scenario
-from meeting_gym.calendar.timeutil import WEEKDAY_NAMES, format_hm, parse_date
+from meeting_gym.envs.meeting_slot.domain.scenario import Attendee, Scenario
+from meeting_gym.envs.meeting_slot.domain.timeutil import WEEKDAY_NAMES, format_hm, parse_date
 
 
 def _person(world: Scenario, name: str) -> Attendee | str:

@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from meeting_gym.calendar.curated import CURATED
-from meeting_gym.calendar.generator import DIFFICULTIES, generate
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import solve
-from meeting_gym.calendar.timeutil import format_utc
-from meeting_gym.prompts import question
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED
+from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generate
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import solve
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.prompts import question
 
 SPLITS = ("train", "eval", "curated")
 DEFAULT_SIZES = {"train": 500, "eval": 100, "curated": len(CURATED)}

@@ -2,7 +2,7 @@
 
 A draft scenario is a list of mutable :data:`Spec` lists (one per attendee) plus
 a duration and a UTC window of whole days; :func:`build` turns it into a
-:class:`~meeting_gym.calendar.scenario.Scenario`.
+:class:`~meeting_gym.envs.meeting_slot.domain.scenario.Scenario`.
 
 *Planting* a UTC slot (:func:`plant`) leaves only that slot free for everyone:
 every other working date is fully booked and the target date is booked around
@@ -19,10 +19,10 @@ from __future__ import annotations
 from datetime import date
 from functools import lru_cache
 
-from meeting_gym.calendar import zones
-from meeting_gym.calendar.scenario import Attendee, Block, Scenario
-from meeting_gym.calendar.solver import Solution, solve
-from meeting_gym.calendar.timeutil import DAY, from_day_number
+from meeting_gym.envs.meeting_slot.domain import zones
+from meeting_gym.envs.meeting_slot.domain.scenario import Attendee, Block, Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import Solution, solve
+from meeting_gym.envs.meeting_slot.domain.timeutil import DAY, from_day_number
 
 MAX_ATTENDEES = 4
 MAX_WINDOW_DAYS = 5

@@ -5,8 +5,8 @@ and nothing else (never the global ``random`` module, never the machine's time
 zone), so the same seed gives the same scenario in any process on any machine.
 
 The tiers live in their own modules: ``easy`` / ``medium`` / ``hard`` in
-:mod:`meeting_gym.calendar.standard`, ``expert`` in :mod:`meeting_gym.calendar.expert`,
-both built from the blocks in :mod:`meeting_gym.calendar.planting` (imports run
+``standard.py``, ``expert`` in ``expert.py``, both built from the
+blocks in ``planting.py`` (imports run
 one way: this module -> tiers -> planting).
 
 Everything is on a 15-minute grid; a window spans at most ``MAX_WINDOW_DAYS``
@@ -18,9 +18,9 @@ from __future__ import annotations
 import hashlib
 import random
 
-from meeting_gym.calendar import expert, standard
-from meeting_gym.calendar.expert import EXPERT_ODD
-from meeting_gym.calendar.planting import (
+from meeting_gym.envs.meeting_slot.domain import expert, standard
+from meeting_gym.envs.meeting_slot.domain.expert import EXPERT_ODD
+from meeting_gym.envs.meeting_slot.domain.planting import (
     DURATIONS,
     GRID,
     HOURS,
@@ -29,9 +29,14 @@ from meeting_gym.calendar.planting import (
     Spec,
     build,
 )
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import Solution, solve
-from meeting_gym.calendar.standard import DST_FRIDAYS, FIRST_MONDAY, MONDAY_WEEKS, PEOPLE
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import Solution, solve
+from meeting_gym.envs.meeting_slot.domain.standard import (
+    DST_FRIDAYS,
+    FIRST_MONDAY,
+    MONDAY_WEEKS,
+    PEOPLE,
+)
 
 __all__ = [
     "DIFFICULTIES",
@@ -64,7 +69,7 @@ def generate(rng: random.Random, difficulty: str | None = None) -> Scenario:
 
 
 def generate_solved(rng: random.Random, difficulty: str | None = None) -> tuple[Scenario, Solution]:
-    """:func:`generate` and the scenario's :func:`~meeting_gym.calendar.solver.solve`.
+    """:func:`generate` and the scenario's :func:`~.solver.solve`.
 
     Draws exactly the scenario :func:`generate` would. Generation already solves its
     final draft in most cases (to check a planted slot, for instance); that Solution is

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 
-from meeting_gym.calendar import zones
-from meeting_gym.calendar.scenario import Attendee, Block, Scenario
-from meeting_gym.calendar.timeutil import DAY, from_day_number, utc_midnight
+from meeting_gym.envs.meeting_slot.domain import zones
+from meeting_gym.envs.meeting_slot.domain.scenario import Attendee, Block, Scenario
+from meeting_gym.envs.meeting_slot.domain.timeutil import DAY, from_day_number, utc_midnight
 
 MARGIN_DAYS = 1
 """Local dates this far beyond the UTC window can still hold a start inside it.

@@ -3,7 +3,7 @@
 * a solvable case picks a cluster of colleagues, computes the valid starts of
   their working hours alone (15-minute UTC grid) and, except for 55% of easy
   cases, *plants* one of the first few of them (see
-  :mod:`meeting_gym.calendar.planting`);
+  :mod:`meeting_gym.envs.meeting_slot.domain.planting`);
 * a NONE case is either a pair of zones whose working hours never overlap
   (sometimes also fully booked) or a fully booked cluster.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from datetime import date
 
-from meeting_gym.calendar.planting import (
+from meeting_gym.envs.meeting_slot.domain.planting import (
     DURATIONS,
     HOURS,
     NONE_RATE,
@@ -27,9 +27,9 @@ from meeting_gym.calendar.planting import (
     plant,
     solve_specs,
 )
-from meeting_gym.calendar.scenario import Block
-from meeting_gym.calendar.solver import Solution
-from meeting_gym.calendar.timeutil import day_number
+from meeting_gym.envs.meeting_slot.domain.scenario import Block
+from meeting_gym.envs.meeting_slot.domain.solver import Solution
+from meeting_gym.envs.meeting_slot.domain.timeutil import day_number
 
 PEOPLE = {
     "Ava": "America/New_York",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from meeting_gym.agentkit import protocol_instructions
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.tools import TOOLSET
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.tools import TOOLSET
 
 RULES = """\
 Rules:

@@ -10,7 +10,7 @@ import json
 from typing import Any, Protocol
 
 from meeting_gym.agentkit import AnswerAction, InvalidAction, parse_action
-from meeting_gym.envs.spaces import AnyText
+from meeting_gym.core.spaces import AnyText
 
 MAX_ACTION_CHARS = 1 << 20
 MAX_OBSERVATION_CHARS = 1 << 16

@@ -29,10 +29,10 @@ import gymnasium as gym
 from meeting_gym.agentkit import AnswerAction, InvalidAction, extract_answer, parse_action
 from meeting_gym.agents.evaluate import EpisodeResult, progress
 from meeting_gym.agents.policies import Policy
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.timeutil import format_utc
-from meeting_gym.prompts import question
-from meeting_gym.rubric import parse_answer
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.prompts import question
+from meeting_gym.envs.meeting_slot.rubric import parse_answer
 
 
 class DiscreteAgent(Protocol):

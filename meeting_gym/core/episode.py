@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from meeting_gym.agentkit import extract_answer
-from meeting_gym.calendar.scenario import Scenario
-from meeting_gym.calendar.solver import Solution, solve
-from meeting_gym.calendar.timeutil import format_utc
-from meeting_gym.rubric import ZERO, Grade, grade_content
-from meeting_gym.tools import TOOLSET
+from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.envs.meeting_slot.domain.solver import Solution, solve
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.rubric import ZERO, Grade, grade_content
+from meeting_gym.envs.meeting_slot.tools import TOOLSET
 
 
 class Episode:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from meeting_gym.calendar import zones
-from meeting_gym.calendar.timeutil import format_hm, parse_date, parse_hm
+from meeting_gym.envs.meeting_slot.domain import zones
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_hm, parse_date, parse_hm
 
 MIN_YEAR, MAX_YEAR = 1900, 2200
 MAX_WINDOW_DAYS = 366

@@ -1,6 +1,6 @@
 """The discrete interface: one ``Discrete(N)`` action per tool call or answer, dict observations.
 
-Mirrors :class:`~meeting_gym.envs.text.TextInterface` (``action_space``,
+Mirrors :class:`~meeting_gym.core.text_env.TextInterface` (``action_space``,
 ``observation_space``, ``apply(episode, action)``) plus :meth:`begin` for the
 first observation and :meth:`action_mask`. Every action goes through
 ``Episode.call`` or ``Episode.submit("<answer>...</answer>")``, so tool results
@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from meeting_gym.encoders.actions import ActionTable
-from meeting_gym.encoders.observations import Encoder, observation_space
-from meeting_gym.encoders.reveal import Revealed
-from meeting_gym.episode import Episode
+from meeting_gym.core.episode import Episode
+from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
+from meeting_gym.envs.meeting_slot.encoders.observations import Encoder, observation_space
+from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 
 
 class DiscreteInterface:

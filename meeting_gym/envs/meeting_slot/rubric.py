@@ -19,8 +19,8 @@ from datetime import date
 from functools import cache
 
 from meeting_gym.agentkit.protocol import extract_answer
-from meeting_gym.calendar.solver import Solution
-from meeting_gym.calendar.timeutil import DAY, day_number
+from meeting_gym.envs.meeting_slot.domain.solver import Solution
+from meeting_gym.envs.meeting_slot.domain.timeutil import DAY, day_number
 
 WEIGHTS = {"exact_match": 1.0, "format": 0.2, "partial_credit": 0.2}
 PARTIAL = 0.5
