@@ -18,11 +18,18 @@ from openai import OpenAI
 
 import meeting_gym  # noqa: F401  (registers MeetingSlot-v0)
 from meeting_gym.agentkit import assistant_turn, initial_messages, observation_messages
+from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--base-url", default="http://localhost:8000/v1")
 parser.add_argument("--model", required=True)
-parser.add_argument("--scenario", default="dst_eu_monday", help="a curated scenario id")
+parser.add_argument(
+    "--scenario",
+    default="dst_eu_monday",
+    choices=sorted(CURATED_BY_ID),
+    metavar="ID",
+    help="a curated scenario id (default dst_eu_monday)",
+)
 parser.add_argument("--text-protocol", action="store_true", help="no native tool calling")
 args = parser.parse_args()
 

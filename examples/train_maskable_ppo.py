@@ -1,8 +1,9 @@
 """Train sb3-contrib's MaskablePPO on MeetingSlot-v0 and compare it with gold, naive and random.
 
-Evaluates every ``--eval-every`` steps on a held-out generated split (scenarios
-``splits.generated(n, --heldout-seed)``, which training never sees: training
-redraws any scenario whose id is in that split), then saves ``model.zip``, a
+Evaluates every ``--eval-every`` steps on held-out scenarios: the generated part of
+the ``eval`` split (``load_split("eval", seed=--heldout-seed)`` after its curated
+cases), which training never sees: ``reset()`` only draws training items (see
+:mod:`meeting_gym.core.splits`). Then saves ``model.zip``, a
 learning curve ``curve.png`` (mean reward, exact rate and partial rate against
 timesteps), ``curve.csv``, ``table.md`` and ``results.json`` under ``--out``.
 The reward reported is the env's own rubric reward, unshaped.
@@ -10,8 +11,9 @@ The reward reported is the env's own rubric reward, unshaped.
     python examples/train_maskable_ppo.py --timesteps 20000 --out runs/smoke
     meeting-gym eval --policy ppo:runs/smoke/model.zip --split eval
 
-``--policy pointer`` (default) uses :class:`meeting_gym.agents.sb3_policy.PointerPolicy`
-(an MLP trunk plus a shared scorer over answer starts); ``--policy mlp`` is plain
+``--policy pointer`` (default) uses
+:class:`meeting_gym.envs.meeting_slot.sb3_policy.PointerPolicy` (an MLP trunk plus a
+shared scorer over answer starts); ``--policy mlp`` is plain
 ``MultiInputPolicy`` for comparison.
 """
 
@@ -24,26 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agents.discrete import MaskablePPOAgent, evaluate_discrete, make_discrete_agent
-from meeting_gym.agents.evaluate import summarize
-from meeting_gym.splits import generated
-
-
-class SkipScenarios(gym.Wrapper):
-    """Training only: redraw a scenario whose id is held out for evaluation."""
-
-    def __init__(self, env: gym.Env, held_out: set[str]) -> None:
-        super().__init__(env)
-        self.held_out = held_out
-
-    def reset(self, **kwargs: Any):
-        observation, info = self.env.reset(**kwargs)
-        while info["scenario_id"] in self.held_out:
-            observation, info = self.env.reset()
-        return observation, info
+from meeting_gym.agents.evaluate import evaluate, summarize
+from meeting_gym.agents.policies import make_policy
+from meeting_gym.agents.ppo import MaskablePPOAgent
+from meeting_gym.core.splits import load_split
 
 
 def parse_args() -> argparse.Namespace:
@@ -65,7 +52,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--answer-bias", type=float, default=-6.0, help="pointer: initial answer logit")
     p.add_argument("--eval-every", type=int, default=10_000, help="steps between evaluations")
     p.add_argument("--eval-n", type=int, default=200, help="held-out scenarios")
-    p.add_argument("--heldout-seed", type=int, default=2024, help="seed of the held-out split")
+    p.add_argument(
+        "--heldout-seed", type=int, default=42, help="split seed of the held-out eval items"
+    )
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p.parse_args()
@@ -85,8 +74,9 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    held_out = generated(args.eval_n, args.heldout_seed)
-    held_ids = {s.id for s in held_out if s.id}
+    curated = {s.id for s in load_split("curated")}
+    eval_split = load_split("eval", n=len(curated) + args.eval_n, seed=args.heldout_seed)
+    held_out = [s for s in eval_split if s.id not in curated]
 
     env_kwargs = {"difficulty": args.difficulty} if args.difficulty else {}
     venv = make_vec_env(
@@ -94,12 +84,10 @@ def main() -> int:
         n_envs=args.n_envs,
         seed=args.seed,
         env_kwargs=env_kwargs,
-        wrapper_class=SkipScenarios,
-        wrapper_kwargs={"held_out": held_ids},
         vec_env_cls=SubprocVecEnv if args.subproc else DummyVecEnv,
     )
     if args.policy == "pointer":
-        from meeting_gym.agents.sb3_policy import PointerPolicy
+        from meeting_gym.envs.meeting_slot.sb3_policy import PointerPolicy
 
         policy: Any = PointerPolicy
         policy_kwargs: dict[str, Any] = {"answer_bias": args.answer_bias}
@@ -125,8 +113,12 @@ def main() -> int:
     started = time.perf_counter()
 
     def evaluate_now() -> dict[str, Any]:
-        rows = evaluate_discrete(
-            lambda: MaskablePPOAgent(model), held_out, seed=args.heldout_seed, show_progress=False
+        rows = evaluate(
+            lambda: MaskablePPOAgent(model),
+            held_out,
+            mode="discrete",
+            seed=args.heldout_seed,
+            show_progress=False,
         )
         summary = summarize(rows)
         point = {
@@ -184,16 +176,17 @@ def main() -> int:
     table = {"ppo": final}
     for name in ("gold", "naive", "random"):
         table[name] = summarize(
-            evaluate_discrete(
-                lambda name=name: make_discrete_agent(name, seed=args.heldout_seed),
+            evaluate(
+                lambda name=name: make_policy(name, seed=args.heldout_seed),
                 held_out,
+                mode="discrete",
                 seed=args.heldout_seed,
                 show_progress=False,
             )
         )
     lines = [
-        f"Held-out split: {len(held_out)} generated scenarios (seed {args.heldout_seed}, "
-        "default difficulty mix), discrete mode",
+        f"Held-out: the {len(held_out)} generated scenarios of the eval split "
+        f"(split seed {args.heldout_seed}, default difficulty mix), discrete mode",
         "",
         "| policy | mean reward | exact | partial | mean turns |",
         "| --- | ---: | ---: | ---: | ---: |",

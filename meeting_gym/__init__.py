@@ -1,44 +1,64 @@
 """meeting_gym: Gymnasium environments for calendar and scheduling reasoning.
 
-``import meeting_gym`` registers ``MeetingSlot-v0`` (discrete actions, grid
-observations by default) and ``MeetingSlot-Raw-v0`` (discrete, raw observations)::
+``import meeting_gym`` registers every environment of the family (the list below is
+the one place they are named)::
 
     import gymnasium, meeting_gym
     env = gymnasium.make("MeetingSlot-v0")              # classic RL, SB3-ready
     env = gymnasium.make("MeetingSlot-v0", mode="text")  # LLM agents
+    env = gymnasium.make("CalendarMath-v0")              # single-turn date arithmetic
+
+Importing registers names only: an environment's modules load when it is made.
 """
 
 from __future__ import annotations
 
-from gymnasium.envs.registration import register, registry
+from typing import Any
 
-from meeting_gym.core.splits import export_jsonl, load_split
-from meeting_gym.envs.meeting_slot.domain.scenario import Scenario, ScenarioError
-from meeting_gym.envs.meeting_slot.domain.solver import Solution, solve
-from meeting_gym.envs.meeting_slot.rubric import Grade, grade
+from meeting_gym.core.registry import ENVS, register_env
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-ENV_IDS = ("MeetingSlot-v0", "MeetingSlot-Raw-v0")
-_CONFIGS = {"MeetingSlot-v0": {}, "MeetingSlot-Raw-v0": {"obs": "raw"}}
+_MEETING_SLOT = "meeting_gym.envs.meeting_slot.task:MeetingSlotTask"
+_MEETING_SLOT_ENV = "meeting_gym.envs.meeting_slot.env:MeetingSlotEnv"
 
-for _env_id, _kwargs in _CONFIGS.items():
-    if _env_id not in registry:
-        # no max_episode_steps: the env truncates after its own max_turns
-        register(
-            id=_env_id,
-            entry_point="meeting_gym.envs.meeting_slot.env:MeetingSlotEnv",
-            kwargs=_kwargs,
-        )
+register_env("MeetingSlot-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV)
+register_env("MeetingSlot-Raw-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV, obs="raw")
 
-__all__ = [
-    "ENV_IDS",
-    "Grade",
-    "Scenario",
-    "ScenarioError",
-    "Solution",
-    "export_jsonl",
-    "grade",
-    "load_split",
-    "solve",
-]
+ENV_IDS = tuple(ENVS)
+
+# Public names, imported on first use (PEP 562) so that `import meeting_gym` loads no
+# environment's modules.
+_LAZY = {
+    "Grade": "meeting_gym.core.rubric",
+    "Rubric": "meeting_gym.core.rubric",
+    "Term": "meeting_gym.core.rubric",
+    "Task": "meeting_gym.core.task",
+    "export_jsonl": "meeting_gym.core.splits",
+    "export_split": "meeting_gym.core.splits",
+    "load_split": "meeting_gym.core.splits",
+    "make_task": "meeting_gym.core.registry",
+    "Scenario": "meeting_gym.envs.meeting_slot.domain.scenario",
+    "ScenarioError": "meeting_gym.envs.meeting_slot.domain.scenario",
+    "Solution": "meeting_gym.envs.meeting_slot.domain.solver",
+    "solve": "meeting_gym.envs.meeting_slot.domain.solver",
+    "grade": "meeting_gym.envs.meeting_slot.rubric",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'meeting_gym' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = ["ENVS", "ENV_IDS", "__version__", *sorted(_LAZY)]

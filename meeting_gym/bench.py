@@ -1,50 +1,35 @@
-"""Speed measurements behind ``meeting-gym bench``, against Gymnasium's CartPole-v1.
+"""Speed measurements behind ``meeting-gym bench --env ID``, against CartPole-v1 in the same run.
 
 Every figure is measured in this one run, side by side with the yardstick:
 ``gymnasium.make("CartPole-v1")`` stepped with random actions (reset whenever an
-episode ends), the environment every RL user has a feel for. The machines this
-runs on are shared and noisy, so each repeat measures CartPole, then every row,
-then CartPole again; a row's ratio in that repeat is its rate over the mean of the
-two CartPole rates, and the table shows medians over repeats (of the rates, the
+episode ends), the environment every RL user has a feel for. The machines this runs
+on are shared and noisy, so each repeat measures CartPole, then every row, then
+CartPole again; a row's ratio in that repeat is its rate over the mean of the two
+CartPole rates, and the table shows medians over repeats (of the rates, the
 durations and the ratios).
 
-What a row counts:
+Each env's rows (its *plan*) come from the module its task names in ``Task.bench``;
+a task that names none gets :func:`default_plan`: resets per difficulty, whole
+one-answer episodes, and item generation with gold. A row is a :class:`Measure`:
 
-* ``step()``: steps per second of time spent inside ``env.step`` only
-  (random legal actions; resets and action choice are outside the clock);
-* ``rollouts``: steps per second of wall time of a random-policy loop, resets
-  and action choice included;
-* ``reset()``: median time of one ``env.reset()`` that generates a fresh
-  scenario; its ratio is resets per second over CartPole steps per second;
-* ``gold solve``: median time of :func:`~meeting_gym.envs.meeting_slot.domain.solver.solve`;
-* ``make_vec``: sub-environment steps per second of a vector env stepped with
-  random legal actions (autoreset included).
-
-Discrete-mode rows print ``n/a`` until ``mode="discrete"`` exists.
+* ``rate``: items per second (steps, episodes, items), compared with CartPole's steps
+  per second; a target is a minimum ratio;
+* ``time``: single durations (a reset, a solve); the row shows their median and a
+  target is a maximum duration;
+* ``once``: a duration measured once per run, outside the repeats (a cold cache).
 """
 
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from statistics import median
 from typing import Any
 
-from meeting_gym.envs.meeting_slot.domain import solver, zones
-from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, PEOPLE, generate
-from meeting_gym.envs.meeting_slot.domain.solver import solve
-
-ENV_ID = "MeetingSlot-v0"
-STEP_TARGET = 0.35
-"""discrete ``step()`` at least this share of CartPole's steps per second."""
-ROLLOUT_TARGET = 0.15
-"""discrete random rollouts (resets included) at least this share."""
-RESET_TARGET_S = 1e-3
-"""``reset()`` median under this many seconds."""
-DISCRETE_MISSING = "n/a (discrete mode not available)"
+DEFAULT_ENV = "MeetingSlot-v0"
+MISSING = "n/a (not available)"
 
 
 @dataclass
@@ -58,6 +43,7 @@ class Row:
     target: str = ""
     met: bool | None = None
     note: str = ""
+    unit: str = "steps/s"
 
     def value(self) -> str:
         if self.note:
@@ -65,7 +51,7 @@ class Row:
         if self.seconds is not None:
             return _duration(self.seconds)
         if self.rate is not None:
-            return f"{self.rate:,.0f} steps/s"
+            return f"{self.rate:,.0f} {self.unit}"
         return ""
 
 
@@ -79,74 +65,56 @@ def _duration(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} us"
 
 
-# ----------------------------------------------------------------------------- actions
+@dataclass(frozen=True)
+class Budget:
+    """How much each repeat measures: bigger is steadier, smaller is quicker."""
+
+    repeats: int
+    cartpole_steps: int
+    steps: int
+    resets: int
+    solves_per_difficulty: int
+    vector_steps: int
+    items: int = 2000
 
 
-def text_action_pool() -> list[str]:
-    """Legal text actions a random agent might send, answers last (see :func:`text_chooser`).
+FULL = Budget(
+    repeats=7,
+    cartpole_steps=20_000,
+    steps=4000,
+    resets=300,
+    solves_per_difficulty=150,
+    vector_steps=400,
+    items=10_000,
+)
+QUICK = Budget(
+    repeats=3,
+    cartpole_steps=3000,
+    steps=500,
+    resets=40,
+    solves_per_difficulty=20,
+    vector_steps=40,
+    items=500,
+)
 
-    Tool calls name every attendee the generator uses plus one unknown name, so some
-    calls return ``error:`` results, as a random agent's would.
+
+@dataclass
+class Measure:
+    """One row of a plan: what to run each repeat and what it is compared with.
+
+    ``run(repeat)`` returns a rate (``kind="rate"``: items per second), a list of
+    durations in seconds (``kind="time"`` and ``"once"``), or None when the thing
+    measured does not exist in this build (the row says n/a).
     """
-    names = [*PEOPLE, "Nobody"]
-    dates = ["2024-03-10", "2024-03-11", "2024-06-10", "2024-10-28"]
-    pool = [json.dumps({"name": "list_attendees", "arguments": {}})]
-    for name in names:
-        pool.append(json.dumps({"name": "get_timezone", "arguments": {"name": name}}))
-        pool.append(json.dumps({"name": "get_working_hours", "arguments": {"name": name}}))
-        pool += [
-            "<tool_call>"
-            + json.dumps({"name": "get_busy", "arguments": {"name": name, "date": d}})
-            + "</tool_call>"
-            for d in dates
-        ]
-    return pool
 
-
-TEXT_ANSWERS = ("<answer>2024-03-11T14:00:00Z</answer>", "<answer>NONE</answer>")
-TEXT_ANSWER_RATE = 0.1
-"""A random text agent answers (ending the episode) with this probability per turn."""
-
-
-def text_chooser(seed: int) -> Callable[[Any], str]:
-    rng = random.Random(seed)
-    pool = text_action_pool()
-
-    def choose(info: Any) -> str:
-        if rng.random() < TEXT_ANSWER_RATE:
-            return TEXT_ANSWERS[rng.random() < 0.5]
-        return pool[int(rng.random() * len(pool))]
-
-    return choose
-
-
-def discrete_chooser(seed: int) -> Callable[[Any], int]:
-    """Uniform over the legal actions of ``info["action_mask"]``."""
-    import numpy as np
-
-    rng = random.Random(seed)
-
-    def choose(info: Any) -> int:
-        legal = np.flatnonzero(info["action_mask"])
-        return int(legal[int(rng.random() * len(legal))])
-
-    return choose
-
-
-def make_env(mode: str, **kwargs: Any) -> Any:
-    """``gymnasium.make(ENV_ID, mode=mode)``, or None if the mode does not exist (yet)."""
-    import gymnasium as gym
-
-    import meeting_gym  # noqa: F401  (registers the env ids)
-
-    try:
-        return gym.make(ENV_ID, mode=mode, **kwargs)
-    except ValueError:
-        return None
-
-
-def chooser(mode: str, seed: int) -> Callable[[Any], Any]:
-    return discrete_chooser(seed) if mode == "discrete" else text_chooser(seed)
+    key: str
+    label: str
+    run: Callable[[int], Any]
+    kind: str = "rate"
+    min_ratio: float | None = None
+    max_seconds: float | None = None
+    target_note: str = ""
+    unit: str = "steps/s"
 
 
 # ----------------------------------------------------------------------------- timers
@@ -197,7 +165,7 @@ def rollout_rate(env: Any, choose: Callable[[Any], Any], steps: int, seed: int) 
 
 
 def reset_times(env: Any, count: int, seed: int) -> list[float]:
-    """Durations of ``count`` resets, each generating a fresh scenario."""
+    """Durations of ``count`` resets, each drawing a fresh item."""
     env.reset(seed=seed)
     clock = time.perf_counter
     out = []
@@ -208,63 +176,8 @@ def reset_times(env: Any, count: int, seed: int) -> list[float]:
     return out
 
 
-def solve_times(scenarios: Sequence[Any]) -> list[float]:
-    clock = time.perf_counter
-    out = []
-    for scenario in scenarios:
-        start = clock()
-        solve(scenario)
-        out.append(clock() - start)
-    return out
-
-
-def vector_rate(
-    mode: str, num_envs: int, vectorization_mode: str, vector_steps: int, seed: int
-) -> float | None:
-    """Sub-environment steps per second of ``gymnasium.make_vec`` (None if no such mode)."""
-    import gymnasium as gym
-    import numpy as np
-
-    import meeting_gym  # noqa: F401
-
-    vector_kwargs = {"shared_memory": False} if vectorization_mode == "async" else {}
-    try:
-        envs = gym.make_vec(
-            ENV_ID,
-            num_envs=num_envs,
-            vectorization_mode=vectorization_mode,
-            vector_kwargs=vector_kwargs,
-            mode=mode,
-        )
-    except ValueError:
-        return None
-    try:
-        choosers = [chooser(mode, seed + i) for i in range(num_envs)]
-        _, infos = envs.reset(seed=seed)
-        start = time.perf_counter()
-        for _ in range(vector_steps):
-            actions = [choose(_sub_info(infos, i)) for i, choose in enumerate(choosers)]
-            _, _, _, _, infos = envs.step(tuple(actions) if mode == "text" else np.array(actions))
-        elapsed = time.perf_counter() - start
-    finally:
-        envs.close()
-    return num_envs * vector_steps / elapsed
-
-
-def _sub_info(infos: dict[str, Any], index: int) -> dict[str, Any]:
-    """The one entry a chooser reads (the action mask) for sub-environment ``index``."""
-    mask = infos.get("action_mask")
-    return {} if mask is None else {"action_mask": mask[index]}
-
-
-def generate_batch(n: int = 500, seed: int = 0) -> None:
-    """Generate ``n`` scenarios of the default mix and solve their gold answers."""
-    rng = random.Random(seed)
-    for _ in range(n):
-        solve(generate(rng))
-
-
-def _clock(fn: Callable[[], object], repeats: int) -> list[float]:
+def clock(fn: Callable[[], object], repeats: int = 1) -> list[float]:
+    """Durations of ``repeats`` calls of ``fn``."""
     out = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -273,139 +186,185 @@ def _clock(fn: Callable[[], object], repeats: int) -> list[float]:
     return out
 
 
+def make_env(env_id: str, **kwargs: Any) -> Any:
+    """``gymnasium.make(env_id, **kwargs)`` without the checker, or None if it cannot be made."""
+    import gymnasium as gym
+
+    import meeting_gym  # noqa: F401  (registers the env ids)
+
+    try:
+        return gym.make(env_id, disable_env_checker=True, **kwargs)
+    except ValueError:
+        return None
+
+
+# ----------------------------------------------------------------------------- plans
+
+
+def default_plan(
+    env_id: str,
+    budget: Budget,
+    *,
+    episode_target: float | None = None,
+    generate_target: float | None = None,
+    generate_note: str = "",
+) -> list[Measure]:
+    """Rows every text env has: one-answer episodes, resets, item generation with gold.
+
+    An episode is ``reset()`` plus one ``step()`` that answers (the first answer of
+    the task's reference policy on a fixed item, so every reply is well-formed), so
+    for a single-turn task it is a whole episode.
+    """
+    from meeting_gym.core.registry import make_task
+    from meeting_gym.core.splits import item_rng
+
+    env = make_env(env_id)
+    task = make_task(env_id)
+    reply = _reference_reply(env_id)
+
+    def episodes(repeat: int) -> float:
+        count = budget.steps
+        step = env.step
+        reset = env.reset
+        start = time.perf_counter()
+        reset(seed=repeat)
+        for _ in range(count):
+            step(reply)
+            reset()
+        return count / (time.perf_counter() - start)
+
+    def generation(repeat: int) -> float:
+        count = budget.items
+        generate = task.generate_solved
+        start = time.perf_counter()
+        for index in range(count):
+            generate(item_rng(repeat, index), None)
+        return count / (time.perf_counter() - start)
+
+    plan = [
+        Measure(
+            "episodes",
+            "text: episodes (reset + one answer)",
+            episodes,
+            min_ratio=episode_target,
+            unit="episodes/s",
+        ),
+        Measure(
+            "generate",
+            f"generate items + gold ({budget.items:,} per repeat)",
+            generation,
+            min_ratio=generate_target,
+            target_note=generate_note,
+            unit="items/s",
+        ),
+    ]
+    for difficulty in (None, *task.difficulties):
+        level_env = make_env(env_id, difficulty=difficulty)
+
+        def resets(repeat: int, level_env: Any = level_env) -> list[float]:
+            return reset_times(level_env, budget.resets, repeat)
+
+        label = f"text: reset() fresh item, {difficulty or 'default mix'}"
+        plan.append(Measure(f"reset {difficulty}", label, resets, kind="time"))
+    return plan
+
+
+def _reference_reply(env_id: str) -> str:
+    """The reference policy's first action on item 0 of the curated split (or of train)."""
+    from meeting_gym.agents.policies import make_policy
+    from meeting_gym.core.registry import task_class
+
+    env = make_env(env_id, mode="text")
+    cls = task_class(env_id)
+    options = {"split": "curated", "index": 0} if cls().curated() else None
+    observation, info = env.reset(seed=0, options=options)
+    policy = make_policy(cls.reference_policy, seed=0, env=env_id)
+    policy.reset(observation, info, seed=0)
+    return policy.act(observation)
+
+
+def _plan(env_id: str, budget: Budget) -> list[Measure]:
+    from meeting_gym.core.registry import load_object, task_class
+
+    path = getattr(task_class(env_id), "bench", None)
+    if path is None:
+        return default_plan(env_id, budget)
+    return load_object(path)(env_id, budget)
+
+
 # ----------------------------------------------------------------------------- the run
 
 
-@dataclass(frozen=True)
-class Budget:
-    repeats: int
-    cartpole_steps: int
-    steps: int
-    resets: int
-    solves_per_difficulty: int
-    vector_steps: int
-
-
-FULL = Budget(
-    repeats=7,
-    cartpole_steps=20_000,
-    steps=4000,
-    resets=300,
-    solves_per_difficulty=150,
-    vector_steps=400,
-)
-QUICK = Budget(
-    repeats=3,
-    cartpole_steps=3000,
-    steps=500,
-    resets=40,
-    solves_per_difficulty=20,
-    vector_steps=40,
-)
-
-
-def measure(quick: bool = False) -> tuple[list[Row], float]:
-    """Run every measurement; returns the rows and CartPole's median steps per second."""
+def measure(env: str = DEFAULT_ENV, quick: bool = False) -> tuple[list[Row], float]:
+    """Run every measurement of ``env``'s plan; returns the rows and CartPole's median rate."""
     budget = QUICK if quick else FULL
-    modes = ("discrete", "text")
-    envs = {mode: make_env(mode) for mode in modes}
+    plan = _plan(env, budget)
     rates: dict[str, list[float]] = {}  # per repeat: items per second
     ratios: dict[str, list[float]] = {}  # per repeat: rate / CartPole's rate in that repeat
     seconds: dict[str, list[float]] = {}  # every single duration, for the time rows
-
-    reset_envs = {
-        (mode, difficulty): make_env(mode, difficulty=difficulty)
-        for mode in modes
-        for difficulty in (None, *DIFFICULTIES)
-    }
-    rng = random.Random(3)
-    pool = [
-        generate(rng, difficulty)
-        for difficulty in DIFFICULTIES
-        for _ in range(budget.solves_per_difficulty)
-    ]
-    solve_times(pool)  # warm the zone caches
 
     for r in range(budget.repeats):
         # CartPole runs at both ends of each repeat and every ratio uses their mean, so a
         # burst of load from other jobs hits the row and its yardstick alike.
         before = cartpole_rate(budget.cartpole_steps, seed=r)
-        repeat: dict[str, float | None] = {}
-        for mode, env in envs.items():
-            if env is not None:
-                repeat[f"{mode} step"] = step_rate(env, chooser(mode, r), budget.steps, r)
-                repeat[f"{mode} rollout"] = rollout_rate(env, chooser(mode, r), budget.steps, r)
-        timed: dict[str, list[float]] = {}
-        for (mode, difficulty), env in reset_envs.items():
-            if env is not None:
-                timed[f"{mode} reset {difficulty}"] = reset_times(env, budget.resets, r)
-        timed["solve"] = solve_times(pool)
-        for key, durations in timed.items():
-            seconds.setdefault(key, []).extend(durations)
-            repeat[key] = 1 / median(durations)
-        for mode in modes:
-            for kind, n in (("sync", 8), ("async", 2)):
-                steps = budget.vector_steps * (1 if kind == "sync" else 4)
-                repeat[f"{mode} {kind}"] = vector_rate(mode, n, kind, steps, seed=r)
+        repeat: dict[str, float] = {}
+        for item in plan:
+            if item.kind == "once":
+                continue
+            value = item.run(r)
+            if value is None:
+                continue
+            if item.kind == "time":
+                seconds.setdefault(item.key, []).extend(value)
+                repeat[item.key] = 1 / median(value)
+            else:
+                repeat[item.key] = value
         after = cartpole_rate(budget.cartpole_steps, seed=r)
         yardstick = (before + after) / 2
         rates.setdefault("cartpole", []).extend([before, after])
         for key, value in repeat.items():
+            rates.setdefault(key, []).append(value)
+            ratios.setdefault(key, []).append(value / yardstick)
+    for item in plan:
+        if item.kind == "once":
+            value = item.run(0)
             if value is not None:
-                rates.setdefault(key, []).append(value)
-                ratios.setdefault(key, []).append(value / yardstick)
+                seconds[item.key] = list(value)
 
     cart = median(rates["cartpole"])
     rows = [Row("CartPole-v1 random steps (yardstick)", rate=cart, ratio=1.0)]
-
-    def rate_row(key: str, label: str, target: float | None = None) -> Row:
-        if key not in rates:
-            return Row(label, note=DISCRETE_MISSING)
-        ratio = median(ratios[key])
-        row = Row(label, rate=median(rates[key]), ratio=ratio)
-        if target is not None:
-            row.target = f">= {target:.0%} of CartPole"
-            row.met = ratio >= target
-        return row
-
-    def time_row(key: str, label: str, target_s: float | None = None) -> Row:
-        if key not in seconds:
-            return Row(label, note=DISCRETE_MISSING)
-        value = median(seconds[key])
-        row = Row(label, seconds=value, rate=1 / value, ratio=median(ratios[key]))
-        if target_s is not None:
-            row.target = f"< {_duration(target_s)}"
-            row.met = value < target_s
-        return row
-
-    for mode in modes:
-        targets = (STEP_TARGET, ROLLOUT_TARGET) if mode == "discrete" else (None, None)
-        rows.append(rate_row(f"{mode} step", f"{mode}: step(), random legal actions", targets[0]))
-        rows.append(rate_row(f"{mode} rollout", f"{mode}: random rollouts incl. reset", targets[1]))
-    for mode in modes:
-        for difficulty in (None, *DIFFICULTIES):
-            label = f"{mode}: reset() fresh scenario, {difficulty or 'default mix'}"
-            rows.append(time_row(f"{mode} reset {difficulty}", label, RESET_TARGET_S))
-    rows.append(time_row("solve", "gold solve alone (all difficulties)"))
-    for mode in modes:
-        rows.append(rate_row(f"{mode} sync", f"{mode}: make_vec sync x8"))
-        rows.append(rate_row(f"{mode} async", f"{mode}: make_vec async x2"))
-
-    zones._year.cache_clear()
-    solver._day_pieces.cache_clear()
-    cold = _clock(lambda: generate_batch(500, seed=1), 1)[0]
-    warm = median(_clock(lambda: generate_batch(500, seed=2), max(3, budget.repeats // 2)))
-    for label, value in (("cold zone cache", cold), ("warm, median", warm)):
-        row = Row(f"generate 500 + gold ({label})", seconds=value, target="< 0.300 s")
-        row.met = value < 0.3
-        rows.append(row)
-    for env in (*envs.values(), *reset_envs.values()):
-        if env is not None:
-            env.close()
+    for item in plan:
+        rows.append(_row(item, rates, ratios, seconds))
     return rows, cart
 
 
-def format_table(rows: Sequence[Row], quick: bool = False) -> str:
+def _row(
+    item: Measure,
+    rates: dict[str, list[float]],
+    ratios: dict[str, list[float]],
+    seconds: dict[str, list[float]],
+) -> Row:
+    if item.kind in ("time", "once"):
+        if item.key not in seconds:
+            return Row(item.label, note=MISSING)
+        value = median(seconds[item.key])
+        ratio = median(ratios[item.key]) if item.key in ratios else None
+        row = Row(item.label, seconds=value, rate=1 / value, ratio=ratio)
+        if item.max_seconds is not None:
+            row.target = item.target_note or f"< {_duration(item.max_seconds)}"
+            row.met = value < item.max_seconds
+        return row
+    if item.key not in rates:
+        return Row(item.label, note=MISSING)
+    ratio = median(ratios[item.key])
+    row = Row(item.label, rate=median(rates[item.key]), ratio=ratio, unit=item.unit)
+    if item.min_ratio is not None:
+        row.target = item.target_note or f">= {item.min_ratio:.0%} of CartPole"
+        row.met = ratio >= item.min_ratio
+    return row
+
+
+def format_table(rows: Sequence[Row], quick: bool = False, env: str = DEFAULT_ENV) -> str:
     header = ("measure", "value", "vs CartPole", "target", "met")
     cells = [
         (
@@ -425,7 +384,8 @@ def format_table(rows: Sequence[Row], quick: bool = False) -> str:
             for i, (part, width) in enumerate(zip(parts, widths, strict=True))
         ).rstrip()
 
-    out = [line(header), "-" * (sum(widths) + 2 * (len(widths) - 1))]
+    out = [f"meeting-gym bench  env={env}", line(header)]
+    out.append("-" * (sum(widths) + 2 * (len(widths) - 1)))
     out += [line(cells_row) for cells_row in cells]
     repeats = (QUICK if quick else FULL).repeats
     out.append(
@@ -443,22 +403,21 @@ def closing_note(rows: Sequence[Row]) -> str:
     parts = [f"targets met: {len(judged) - len(missed)} of {len(judged)} measured"]
     if missed:
         parts.append("NOT met: " + "; ".join(missed))
-    if any(row.note == DISCRETE_MISSING for row in rows):
-        parts.append(
-            "discrete targets (step >= 35%, rollouts >= 15% of CartPole) not measured: "
-            'mode="discrete" is not available in this build'
-        )
+    absent = [row.measure for row in rows if row.note == MISSING]
+    if absent:
+        parts.append("not measured (not available): " + "; ".join(absent))
     return "; ".join(parts) + "."
 
 
-def run_bench(quick: bool = False, as_json: bool = False) -> str:
-    rows, cart = measure(quick)
+def run_bench(env: str = DEFAULT_ENV, quick: bool = False, as_json: bool = False) -> str:
+    rows, cart = measure(env, quick)
     if as_json:
         payload = {
+            "env": env,
             "quick": quick,
             "cartpole_steps_per_s": cart,
             "rows": [asdict(r) for r in rows],
             "note": closing_note(rows),
         }
         return json.dumps(payload, indent=2)
-    return format_table(rows, quick)
+    return format_table(rows, quick, env)

@@ -1,101 +1,299 @@
-"""The ``meeting-gym`` command line: ``eval``, ``bench`` and ``export``."""
+"""The ``meeting-gym`` command line: ``envs``, ``eval``, ``export`` and ``bench``, for every env.
+
+Every subcommand that plays items takes ``--env ID`` (default ``MeetingSlot-v0``),
+``--split``, ``-n``, ``--seed`` and ``--difficulty``, plus the chosen env's own
+settings as flags (``meeting-gym eval --env ID --help`` lists them). A user error is
+one line on stderr and exit status 2; never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-from meeting_gym.core.splits import DEFAULT_SEED, SPLITS, export_jsonl, load_split
-from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES
+from meeting_gym import __version__
+from meeting_gym.core.registry import ENVS, task_class
+from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, SPLITS
+
+EXIT_USER_ERROR = 2
+EXIT_NOTHING_SCORED = 1
+
+
+class UserError(ValueError):
+    """A mistake in the command line or its inputs: reported in one line."""
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be non-negative, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _nonnegative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The chosen env's own settings given on the command line (as gym.make kwargs)."""
+    return {
+        s.name: getattr(args, s.name)
+        for s in task_class(args.env).settings
+        if getattr(args, s.name, None) is not None
+    }
+
+
+def _items(args: argparse.Namespace, task: Any) -> list[Any]:
+    from meeting_gym.core.splits import load_split
+
+    items = load_split(args.split, n=args.n, seed=args.seed, difficulty=args.difficulty, env=task)
+    if not items:
+        what = f"split {args.split!r}"
+        if args.difficulty is not None:
+            what += f" with difficulty {args.difficulty!r}"
+        if args.n == 0:
+            raise UserError("-n 0 selects no episodes: nothing to evaluate")
+        raise UserError(f"{what} of {args.env} has no items: nothing to evaluate")
+    return items
+
+
+def _policy_names(env_id: str) -> str:
+    names = list(task_class(env_id).policies)
+    return ", ".join([*names, "ppo:PATH", "openai"])
 
 
 def _eval(args: argparse.Namespace) -> int:
     from meeting_gym.agents.evaluate import evaluate, format_table, summarize
     from meeting_gym.agents.policies import make_policy
+    from meeting_gym.core.registry import make_task
 
-    scenarios = load_split(args.split, n=args.n, seed=args.seed, difficulty=args.difficulty)
-    if args.policy == "openai":
-        if args.mode == "discrete":
-            raise ValueError("the openai policy acts in text mode; drop --mode discrete")
-        args.mode = "text"
-        from meeting_gym.agents.llm_eval import run_cli
+    settings = _settings(args)
+    task = make_task(args.env, **settings)
+    policy = args.policy
+    is_ppo = policy.startswith("ppo:")
+    known = policy in task.policies or is_ppo or policy == "openai"
+    if not known:
+        raise UserError(f"unknown policy {policy!r}; choose one of {_policy_names(args.env)}")
+    mode = args.mode or ("discrete" if is_ppo else "text")
+    if policy == "openai" and mode != "text":
+        raise UserError("the openai policy plays text mode; drop --mode discrete")
+    if is_ppo and mode != "discrete":
+        raise UserError("a ppo:PATH policy acts in discrete mode; drop --mode text")
+    items = _items(args, task)
+    env_kwargs: dict[str, Any] = dict(settings)
+    max_concurrent = args.max_concurrent or 1
+    if policy == "openai":
+        from meeting_gym.agents.llm import DEFAULT_CONCURRENCY, agent_factory
 
-        return run_cli(args, scenarios)
-    if args.policy.startswith("ppo:") and args.mode == "text":
-        raise ValueError("a ppo:PATH policy acts in discrete mode; drop --mode text")
-    if args.mode is None:
-        args.mode = "discrete" if args.policy.startswith("ppo:") else "text"
-    if args.mode == "discrete":
-        from meeting_gym.envs.meeting_slot.agents import evaluate_discrete, make_discrete_agent
+        make_agent: Any = agent_factory(args)
+        max_concurrent = args.max_concurrent or DEFAULT_CONCURRENCY
+    elif is_ppo:
+        from meeting_gym.agents.ppo import load_ppo
 
-        agent = make_discrete_agent(args.policy, seed=args.seed)
-        results = evaluate_discrete(
-            lambda: agent,
-            scenarios,
-            seed=args.seed,
-            show_progress=args.progress,
-            obs=getattr(agent, "obs", "grid"),
-        )
+        agent = load_ppo(policy[len("ppo:") :])
+        env_kwargs["obs"] = agent.obs
+
+        def make_agent() -> Any:
+            return agent
     else:
+
+        def make_agent() -> Any:
+            return make_policy(policy, seed=args.seed, env=args.env)
+
+    with contextlib.ExitStack() as stack:
+        handle = None
+        if args.out:
+            handle = stack.enter_context(_open_out(args.out))
+
+        def write_row(result: Any) -> None:
+            if handle is not None:
+                from meeting_gym.agents.llm import row
+
+                line = row(result) if policy == "openai" else result.as_dict()
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                handle.flush()
+
         results = evaluate(
-            lambda: make_policy(args.policy, seed=args.seed),
-            scenarios,
+            make_agent,
+            items,
+            env=args.env,
+            mode=mode,
             seed=args.seed,
+            rollouts=args.rollouts,
+            max_turns=args.max_turns,
+            max_concurrent=max_concurrent,
+            env_kwargs=env_kwargs,
             show_progress=args.progress,
+            on_result=write_row,
         )
-    summary = summarize(results)
+    summary = summarize(results, task.rubric.names)
+    extra_lines: list[str] = []
+    if policy == "openai":
+        from meeting_gym.agents.llm import table_lines, totals
+
+        summary.update(totals(results))
+        extra_lines = table_lines(summary)
     if args.json:
-        payload = {"policy": args.policy, "split": args.split, "mode": args.mode, **summary}
+        payload = {
+            "env": args.env,
+            "policy": policy,
+            "split": args.split,
+            "mode": mode,
+            **(
+                {"model": args.model, "tool_protocol": args.tool_protocol}
+                if policy == "openai"
+                else {}
+            ),
+            "rollouts": args.rollouts,
+            **summary,
+        }
         if args.verbose:
             payload["episodes"] = [r.as_dict() for r in results]
         print(json.dumps(payload, indent=2))
     else:
-        title = (
-            f"meeting-gym eval  policy={args.policy}  split={args.split}  "
-            f"mode={args.mode}  n={len(scenarios)}"
+        title = f"meeting-gym eval  env={args.env}  policy={policy}"
+        if policy == "openai":
+            title += f"  model={args.model}"
+        title += f"  split={args.split}  mode={mode}"
+        if policy == "openai":
+            title += f"  protocol={args.tool_protocol}"
+        title += f"  n={len(items)}"
+        if args.rollouts != 1 or policy == "openai":
+            title += f"  rollouts={args.rollouts}"
+        rows = results if args.verbose else ()
+        print(format_table(summary, title, rows, rubric=task.rubric, extra=extra_lines))
+    if args.out:
+        print(f"wrote {len(results)} rows to {args.out}", file=sys.stderr)
+    if summary["scored"] == 0:
+        print(
+            f"meeting-gym: error: no episode was scored ({summary['errors']} errors; "
+            f"first: {summary['first_error']})",
+            file=sys.stderr,
         )
-        print(format_table(summary, title, results if args.verbose else ()))
+        return EXIT_NOTHING_SCORED
+    return 0
+
+
+def _open_out(path: str) -> Any:
+    """``open(path, "w")`` with a one-line error for a directory or a missing folder."""
+    target = Path(path)
+    if target.is_dir():
+        raise UserError(f"--out {path!r} is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise UserError(f"--out {path!r}: folder {str(target.parent)!r} does not exist")
+    try:
+        return open(target, "w", encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--out {path!r}: {exc.strerror or exc}") from exc
+
+
+def _export(args: argparse.Namespace) -> int:
+    from meeting_gym.core.registry import make_task
+    from meeting_gym.core.splits import to_row
+
+    task = make_task(args.env, **_settings(args))
+    items = _items(args, task)
+    level = args.difficulty or task.difficulty
+    with _open_out(args.out) as handle:
+        for index, item in enumerate(items):
+            options: dict[str, Any] = {"split": args.split, "index": index, "split_seed": args.seed}
+            if level is not None:
+                options["difficulty"] = level
+            handle.write(json.dumps(to_row(item, task, options=options), ensure_ascii=False))
+            handle.write("\n")
+    print(f"wrote {len(items)} rows to {args.out}")
     return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
     from meeting_gym.bench import run_bench
 
-    print(run_bench(quick=args.quick, as_json=args.json))
+    print(run_bench(env=args.env, quick=args.quick, as_json=args.json))
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
-    scenarios = load_split(args.split, n=args.n, seed=args.seed, difficulty=args.difficulty)
-    count = export_jsonl(scenarios, args.out)
-    print(f"wrote {count} rows to {args.out}")
+def _envs(args: argparse.Namespace) -> int:
+    width = max(len(env_id) for env_id in ENVS)
+    for env_id, entry in ENVS.items():
+        summary = task_class(env_id).summary
+        fixed = ", ".join(f"{k}={v!r}" for k, v in entry.kwargs.items())
+        note = f" ({fixed})" if fixed else ""
+        print(f"{env_id:<{width}}  {summary}{note}")
     return 0
 
 
-def _add_llm_options(parser: argparse.ArgumentParser) -> None:
-    from meeting_gym.agents.llm_eval import add_cli_options  # no openai import here
-
-    add_cli_options(parser)
+# ----------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen_env(argv: Sequence[str]) -> str:
+    """The ``--env`` value in ``argv`` (before the full parser exists, to add its flags)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--env", default=DEFAULT_ENV)
+    known, _ = pre.parse_known_args(argv)
+    return known.env
+
+
+def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
+    """The parser, with ``env_id``'s difficulties and settings as flags."""
+    task = task_class(env_id) if env_id in ENVS else None
     parser = argparse.ArgumentParser(prog="meeting-gym", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"meeting-gym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def env_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--env",
+            choices=list(ENVS),
+            default=DEFAULT_ENV,
+            metavar="ID",
+            help=f"environment id (default {DEFAULT_ENV}; `meeting-gym envs` lists them)",
+        )
+
     def split_options(p: argparse.ArgumentParser) -> None:
+        env_option(p)
         p.add_argument("--split", choices=SPLITS, default="curated")
-        p.add_argument("-n", type=int, default=None, help="number of scenarios (split default)")
+        p.add_argument(
+            "-n", type=_nonnegative, default=None, help="number of items (split default)"
+        )
         p.add_argument("--seed", type=int, default=DEFAULT_SEED)
-        p.add_argument("--difficulty", choices=DIFFICULTIES, default=None)
+        levels = task.difficulties if task is not None else None
+        p.add_argument("--difficulty", choices=levels, default=None)
+        if task is None:
+            return
+        group = p.add_argument_group(f"{env_id} settings")
+        for setting in task.settings:
+            group.add_argument(
+                f"--{setting.name.replace('_', '-')}",
+                dest=setting.name,
+                type=setting.kind,
+                choices=[c for c in setting.choices if c is not None] if setting.choices else None,
+                default=None,
+                help=setting.help,
+            )
+
+    sub.add_parser("envs", help="list the registered environments").set_defaults(run=_envs)
 
     ev = sub.add_parser("eval", help="evaluate a policy and print the rubric table")
     ev.add_argument(
         "--policy",
         default="gold",
-        help="gold | naive | random | ppo:PATH (a saved MaskablePPO) | openai (an LLM endpoint)",
+        help=f"one of {_policy_names(env_id) if task else 'gold, ppo:PATH, openai'} "
+        "(ppo:PATH = a saved MaskablePPO; openai = an LLM endpoint)",
     )
     ev.add_argument(
         "--mode",
@@ -104,39 +302,59 @@ def build_parser() -> argparse.ArgumentParser:
         help="interface to act through (default: text; discrete for ppo:PATH)",
     )
     split_options(ev)
-    ev.add_argument("--verbose", action="store_true", help="one row per scenario")
+    ev.add_argument("--rollouts", type=_positive, default=1, help="episodes per item")
+    ev.add_argument(
+        "--max-turns", type=_positive, default=None, help="turns before truncation (env default)"
+    )
+    ev.add_argument(
+        "--max-concurrent",
+        type=_positive,
+        default=None,
+        help="episodes in flight at once (default 1; 4 for openai)",
+    )
+    ev.add_argument(
+        "--out",
+        default=None,
+        help="write one JSONL row per episode here (with transcripts for openai)",
+    )
+    ev.add_argument("--verbose", action="store_true", help="one row per episode")
     ev.add_argument("--json", action="store_true", help="machine-readable output")
     ev.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="progress bar on stderr (default: on a tty, for 50+ scenarios)",
+        help="progress bar on stderr (default: on a tty, for 50+ episodes)",
     )
-    _add_llm_options(ev)
+    from meeting_gym.agents.llm import add_cli_options  # no openai import here
+
+    add_cli_options(ev)
     ev.set_defaults(run=_eval)
 
     bench = sub.add_parser("bench", help="measure speed against CartPole-v1 in the same run")
+    env_option(bench)
     bench.add_argument("--quick", action="store_true", help="fewer repeats (for smoke tests)")
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.set_defaults(run=_bench)
 
     export = sub.add_parser("export", help="write a split as JSONL rows for LLM trainers")
     split_options(export)
-    export.add_argument("--out", required=True)
+    export.add_argument("--out", required=True, help="the JSONL file to write")
     export.set_defaults(run=_export)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "n", None) is not None and args.n < 0:
-        parser.error("-n must be non-negative")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_chosen_env(argv))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed the usage line and the error (or --help)
+        return exc.code if isinstance(exc.code, int) else EXIT_USER_ERROR
     try:
         return args.run(args)
     except (ValueError, ImportError) as exc:
         print(f"meeting-gym: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     except BrokenPipeError:  # e.g. `meeting-gym eval | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

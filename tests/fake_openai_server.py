@@ -45,7 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from meeting_gym.agentkit import AnswerAction, ToolCallsAction, parse_action
-from meeting_gym.agents.policies import GoldPolicy
+from meeting_gym.envs.meeting_slot.policies import GoldPolicy
 
 MODELS = (
     "gold-native",

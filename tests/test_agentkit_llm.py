@@ -1,7 +1,8 @@
 """The generic LLM loop on a toy env that is not MeetingSlot, with an in-process client.
 
 The real-client tests over HTTP are in test_llm.py; these check that the loop needs
-nothing but ``system_prompt`` + ``tools`` in reset info and a text-protocol ``step``.
+nothing but ``system_prompt`` + ``tools`` in reset info and a text-protocol ``step``:
+the toy is a task of its own, played by the family's generic text shell.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-import gymnasium as gym
 import pytest
 
 from meeting_gym.agentkit import RetryPolicy, ToolSet, extract_answer, run_episode
-from meeting_gym.core.text_env import TextInterface
+from meeting_gym.core.rubric import Rubric, Term
+from meeting_gym.core.task import Task
+from meeting_gym.core.text_env import TextEnv
 
 pytest.importorskip("openai")  # the loop classifies errors with the openai exceptions
 
@@ -34,37 +36,39 @@ def secret(world: dict[str, int]) -> str:
     return str(world["secret"])
 
 
-class SumEnv(gym.Env):
-    """Answer secret + 1, using the tools; reward 1 for the right answer."""
+class SumTask(Task):
+    """A toy task that is not MeetingSlot: answer secret + 1, using the tools."""
 
-    TOOLS = ToolSet([add, secret])
+    toolset = ToolSet([add, secret])
+    rubric = Rubric(Term("correct", 1.0))
+    max_reward = 1.0
+    max_turns = 5
 
-    def __init__(self, max_turns: int = 5) -> None:
-        self.interface = TextInterface()
-        self.action_space = self.interface.action_space
-        self.observation_space = self.interface.observation_space
-        self.max_turns = max_turns
+    def generate(self, rng, difficulty):
+        return {"secret": 41, "draw": rng.random()}
 
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.world = {"secret": 41}
-        self.turns, self.answer = 0, None
-        info = {"system_prompt": "Use the tools.", "tools": self.TOOLS.schemas()}
-        return "What is the secret plus one?", info
+    def key(self, item):
+        return f"toy-{item['draw']}"
 
-    # the ToolEpisode protocol of TextInterface
-    def call(self, name: str, arguments: Any) -> str:
-        return self.TOOLS.call(self.world, name, arguments)
+    def truth(self, item):
+        return str(item["secret"] + 1)
 
-    def submit(self, text: str) -> None:
-        self.answer = extract_answer(text)
+    def gold(self, item, truth):
+        return truth
 
-    def step(self, action):
-        observation, terminated = self.interface.apply(self, action)
-        self.turns += 1
-        truncated = not terminated and self.turns >= self.max_turns
-        reward = float(self.answer == "42") if terminated else 0.0
-        return observation, reward, terminated, truncated, {"answer": self.answer}
+    def grade(self, item, truth, text):
+        answer = extract_answer(text)
+        return self.rubric.grade(correct=float(answer == truth)), answer
+
+    def question(self, item):
+        return "What is the secret plus one?"
+
+    def system_prompt(self):
+        return "Use the tools."
+
+
+def SumEnv(max_turns: int = 5) -> TextEnv:
+    return TextEnv(SumTask, max_turns=max_turns)
 
 
 def completion(message: dict[str, Any], usage: dict[str, int] | None = None) -> Any:
@@ -127,7 +131,7 @@ def test_native_calls_on_a_toy_env():
     assert result.messages[3] == {"role": "tool", "tool_call_id": "s", "content": "41"}
     assert result.messages[5]["content"] == "42"
     assert result.messages[6]["content"].startswith("error:")
-    assert all(r["tools"] == SumEnv.TOOLS.schemas() for r in client.requests)
+    assert all(r["tools"] == SumTask.toolset.schemas() for r in client.requests)
     assert client.requests[-1]["messages"] == result.messages[:-1]
 
 

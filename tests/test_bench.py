@@ -8,7 +8,13 @@ from meeting_gym import bench
 from meeting_gym.cli import main
 
 TINY = bench.Budget(
-    repeats=1, cartpole_steps=300, steps=50, resets=5, solves_per_difficulty=3, vector_steps=5
+    repeats=1,
+    cartpole_steps=300,
+    steps=50,
+    resets=5,
+    solves_per_difficulty=3,
+    vector_steps=5,
+    items=20,
 )
 
 
@@ -28,13 +34,13 @@ def test_quick_bench_table_has_every_row_and_a_ratio_column(monkeypatch):
     for row in rows:
         if row.measure.startswith("text") or row.measure.startswith("gold"):
             assert row.ratio is not None and row.ratio > 0, row
-        if row.measure.startswith("discrete") and row.note:
-            assert row.note == bench.DISCRETE_MISSING
+        assert not row.note, row  # every row of MeetingSlot's plan is measured
         if row.target:
             assert row.met in (True, False) or row.note
     table = bench.format_table(rows, quick=True)
-    assert "vs CartPole" in table.splitlines()[0] and "target" in table.splitlines()[0]
-    assert len(table.splitlines()) == len(rows) + 4
+    assert "vs CartPole" in table.splitlines()[1] and "target" in table.splitlines()[1]
+    assert len(table.splitlines()) == len(rows) + 5
+    assert table.splitlines()[0] == "meeting-gym bench  env=MeetingSlot-v0"
     assert table.splitlines()[-1].startswith("targets met: ")
 
 
@@ -42,7 +48,11 @@ def test_bench_command_json(capsys, monkeypatch):
     monkeypatch.setattr(bench, "QUICK", TINY)
     assert main(["bench", "--quick", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["quick"] is True and payload["cartpole_steps_per_s"] > 0
+    assert (
+        payload["env"] == "MeetingSlot-v0"
+        and payload["quick"] is True
+        and payload["cartpole_steps_per_s"] > 0
+    )
     assert payload["note"].startswith("targets met: ")
     assert {"measure", "rate", "seconds", "ratio", "target", "met", "note"} <= set(
         payload["rows"][0]

@@ -157,7 +157,7 @@ def test_parity_with_text_mode_over_many_seeds():
         _, t_info = text.reset(seed=seed)
         assert d_info["scenario_id"] == t_info["scenario_id"]
         assert d_info["request"] == t_info["request"]
-        scenario = discrete.unwrapped.episode.scenario
+        scenario = discrete.unwrapped.episode.item
         for _ in range(rng.randrange(1, 12)):
             mask = discrete.unwrapped.action_masks()
             tools = [a for a in range(TABLE.n_tools) if mask[a] or rng.random() < 0.05]
@@ -182,14 +182,13 @@ def test_gold_policy_scores_the_same_in_both_modes():
     from meeting_gym.agents.evaluate import evaluate, summarize
     from meeting_gym.agents.policies import make_policy
     from meeting_gym.core.splits import load_split
-    from meeting_gym.envs.meeting_slot.agents import evaluate_discrete, make_discrete_agent
 
     curated = summarize(
-        evaluate_discrete(lambda: make_discrete_agent("gold"), load_split("curated"))
+        evaluate(lambda: make_policy("gold"), load_split("curated"), mode="discrete")
     )
     assert curated["reward"] == pytest.approx(1.2)
     scenarios = load_split("eval", n=60)
-    discrete = evaluate_discrete(lambda: make_discrete_agent("gold"), scenarios)
+    discrete = evaluate(lambda: make_policy("gold"), scenarios, mode="discrete")
     text = evaluate(lambda: make_policy("gold"), scenarios)
     assert [r.reward for r in discrete] == [r.reward for r in text]
 

@@ -21,7 +21,7 @@ from fake_openai_server import FakeOpenAIServer
 import meeting_gym  # noqa: F401
 from meeting_gym.agentkit import RetryPolicy, make_client, run_episode
 from meeting_gym.agents.evaluate import format_table
-from meeting_gym.agents.llm_eval import evaluate_llm, format_llm_table, llm_summary
+from meeting_gym.agents.llm import evaluate_llm, format_llm_table, llm_summary, row
 from meeting_gym.cli import main
 from meeting_gym.core.splits import load_split
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
@@ -80,17 +80,17 @@ def test_native_tool_calling_gold_model_scores_1_2_on_curated(client, server, re
     summary = llm_summary(rollouts)
     assert rounded(summary) == (1.2, 1.0, 1.0, 0.0)
     assert (summary["errors"], summary["no_answer"], summary["truncated"]) == (0, 0, 0)
-    assert [r.result.scenario_id for r in rollouts] == [s.id for s in scenarios]
+    assert [r.item_id for r in rollouts] == [s.id for s in scenarios]
     # the model saw the tools natively, and every tool_call_id got its own answer
     assert all(len(request["tools"]) == 4 for request in server.requests["gold-native"])
     for rollout in rollouts:
-        messages = rollout.episode.messages
+        messages = rollout.extra["transcript"]
         asked = [
             c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls", [])
         ]
         answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
-        assert asked == answered and len(asked) == rollout.result.tool_calls > 0
-        assert rollout.episode.usage["total_tokens"] > 0
+        assert asked == answered and len(asked) == rollout.tool_calls > 0
+        assert rollout.extra["usage"]["total_tokens"] > 0
     assert summary["requests"] == len(server.requests["gold-native"])
 
 
@@ -102,9 +102,9 @@ def test_text_protocol_gold_model_scores_1_2_on_curated(client, server, retry):
     assert rounded(summary) == (1.2, 1.0, 1.0, 0.0) and summary["errors"] == 0
     assert all("tools" not in request for request in server.requests["gold-text"])
     for rollout in rollouts:
-        roles = {m["role"] for m in rollout.episode.messages}
+        roles = {m["role"] for m in rollout.extra["transcript"]}
         assert roles == {"system", "user", "assistant"}
-        assert rollout.result.tool_calls > 0
+        assert rollout.tool_calls > 0
 
 
 def test_the_gold_model_reads_the_tool_results_it_is_sent(client):
@@ -140,8 +140,8 @@ def test_a_model_that_answers_at_once_is_graded_by_the_rubric(client):
     rollouts = evaluate_llm(client, "answer-now", scenarios)
     text = "<answer>2024-03-11T09:00:00Z</answer>"
     expected = [grade(text, solve(s)).reward for s in scenarios]
-    assert [r.result.reward for r in rollouts] == expected
-    assert all((r.result.turns, r.result.tool_calls) == (1, 0) for r in rollouts)
+    assert [r.reward for r in rollouts] == expected
+    assert all((r.turns, r.tool_calls) == (1, 0) for r in rollouts)
     summary = llm_summary(rollouts)
     assert summary["format"] == 1.0 and summary["mean_tool_calls"] == 0.0
     assert summary["reward"] == pytest.approx(sum(expected) / len(expected))
@@ -170,8 +170,8 @@ def test_a_model_that_never_answers_is_truncated_and_scored_zero(client, server)
         client, "never-answers", scenarios, max_turns=3, max_concurrent=2, on_result=seen.append
     )
     assert seen == rollouts  # handed over in order, as they complete
-    assert all(r.result.truncated and r.result.turns == 3 for r in rollouts)
-    assert all(r.result.answer is None and r.result.reward == 0.0 for r in rollouts)
+    assert all(r.truncated and r.turns == 3 for r in rollouts)
+    assert all(r.answer is None and r.reward == 0.0 for r in rollouts)
     summary = llm_summary(rollouts)
     assert (summary["errors"], summary["no_answer"], summary["truncated"]) == (0, 4, 4)
     assert summary["scored"] == 4 and summary["reward"] == 0.0
@@ -196,8 +196,8 @@ def test_retryable_statuses_are_retried_with_bounded_backoff(
 
 def test_a_provider_that_always_fails_is_an_error_not_a_score(client, server, retry, sleeps):
     rollouts = evaluate_llm(client, "always-500", load_split("curated", n=3), retry=retry)
-    assert all(r.result.error.startswith("InternalServerError 500") for r in rollouts)
-    assert all(r.row()["breakdown"] is None for r in rollouts)
+    assert all(r.error.startswith("InternalServerError 500") for r in rollouts)
+    assert all(row(r)["breakdown"] is None for r in rollouts)
     assert server.count("always-500") == 3 * 4 and len(sleeps) == 3 * 3
     summary = llm_summary(rollouts)
     assert (summary["n"], summary["scored"], summary["errors"]) == (3, 0, 3)
@@ -211,7 +211,7 @@ def test_errored_episodes_are_excluded_from_the_means(client, server):
     scenarios = load_split("curated")
     once = RetryPolicy(attempts=1)
     rollouts = evaluate_llm(client, "flaky", scenarios, max_concurrent=1, retry=once)
-    assert [r.result.error is not None for r in rollouts] == [True, True] + [False] * 13
+    assert [r.error is not None for r in rollouts] == [True, True] + [False] * 13
     summary = llm_summary(rollouts)
     assert (summary["scored"], summary["errors"]) == (13, 2)
     assert rounded(summary) == (1.2, 1.0, 1.0, 0.0)  # not 13 * 1.2 / 15
@@ -266,7 +266,7 @@ def test_eval_command_prints_the_table_and_writes_rows(server, tmp_path, capsys,
     assert "no answer       0" in printed and "tokens" in printed and "dst_eu_monday" in printed
     assert set(server.authorizations) == {"Bearer sk-from-env"}
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["scenario_id"] for r in rows] == [s.id for s in load_split("curated")]
+    assert [r["item_id"] for r in rows] == [s.id for s in load_split("curated")]
     first = rows[0]
     assert first["breakdown"] == {
         "reward": 1.2,
@@ -293,9 +293,7 @@ def test_eval_command_text_protocol_rollouts_and_json(server, tmp_path, capsys):
     assert payload["tool_protocol"] == "text" and payload["errors"] == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     ids = [s.id for s in load_split("eval", n=3)]
-    assert [(r["scenario_id"], r["rollout"]) for r in rows] == [
-        (i, k) for i in ids for k in range(2)
-    ]
+    assert [(r["item_id"], r["rollout"]) for r in rows] == [(i, k) for i in ids for k in range(2)]
     sent = server.requests["gold-text"]
     assert all((r["temperature"], r["max_tokens"], r["top_k"]) == (0.7, 256, 5) for r in sent)
 
@@ -303,11 +301,13 @@ def test_eval_command_text_protocol_rollouts_and_json(server, tmp_path, capsys):
 def test_eval_command_reports_provider_errors(server, capsys):
     argv = ["eval", "--policy", "openai", "--model", "always-500", "--base-url", server.base_url]
     argv += ["-n", "2", "--retries", "2", "--retry-base-delay", "0"]
-    assert main(argv) == 0
-    printed = capsys.readouterr().out
-    assert "errors          2 (excluded from the means)" in printed
-    assert "first error     InternalServerError 500" in printed
-    assert server.count("always-500") == 4
+    assert main(argv) == 1  # nothing was scored: CI must see a failure
+    printed = capsys.readouterr()
+    assert "errors          2 (excluded from the means)" in printed.out
+    assert "first error     InternalServerError 500" in printed.out
+    assert "no episode was scored" in printed.err
+    # --retries 2 = the first attempt and two retries per request
+    assert server.count("always-500") == 2 * 3
 
 
 def test_eval_command_needs_a_model(capsys):
@@ -318,8 +318,9 @@ def test_eval_command_needs_a_model(capsys):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--rollouts", "0"], "--rollouts must be at least 1"),
-        (["--max-concurrent", "0"], "--max-concurrent must be at least 1"),
+        (["--rollouts", "0"], "--rollouts: must be at least 1"),
+        (["--max-concurrent", "0"], "--max-concurrent: must be at least 1"),
+        (["--retries", "-1"], "--retries must be at least 0"),
         (["--extra-body", "{oops"], "--extra-body is not JSON"),
         (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
     ],
@@ -337,7 +338,7 @@ def test_other_policies_are_unchanged(capsys):
 
 def test_format_llm_table_keeps_episode_rows_last(client):
     rollouts = evaluate_llm(client, "answer-now", load_split("curated", n=2))
-    rows = [r.result for r in rollouts]
+    rows = rollouts
     summary = llm_summary(rollouts)
     table = format_llm_table(summary, "title", rows)
     plain = format_table(summary, "title", rows)

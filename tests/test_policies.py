@@ -7,9 +7,10 @@ import json
 import pytest
 
 from meeting_gym.agents.evaluate import evaluate, summarize
-from meeting_gym.agents.policies import GoldPolicy, NaivePolicy, RandomPolicy, make_policy
+from meeting_gym.agents.policies import make_policy
 from meeting_gym.cli import main
 from meeting_gym.core.splits import load_split
+from meeting_gym.envs.meeting_slot.policies import GoldPolicy, NaivePolicy, RandomPolicy
 
 NAIVE_ANSWERS = {  # the predecessor's published naive answers on the curated split
     "same_tz_empty_busy": "2024-03-11T09:00:00Z",
@@ -42,7 +43,7 @@ def test_gold_on_curated_is_perfect():
 
 def test_naive_on_curated_matches_the_predecessor():
     results = evaluate(NaivePolicy, load_split("curated"))
-    assert {r.scenario_id: r.answer for r in results} == NAIVE_ANSWERS
+    assert {r.item_id: r.answer for r in results} == NAIVE_ANSWERS
     summary = summarize(results)
     assert round(summary["reward"], 3) == 0.293
     assert round(summary["exact_match"], 3) == 0.067
@@ -54,7 +55,7 @@ def test_naive_on_curated_matches_the_predecessor():
 def test_gold_policy_is_perfect_on_generated(difficulty):
     results = evaluate(GoldPolicy, load_split("train", n=60, seed=7, difficulty=difficulty))
     assert all(r.reward == pytest.approx(1.2) for r in results), [
-        (r.scenario_id, r.gold, r.answer) for r in results if r.reward < 1.2
+        (r.item_id, r.gold, r.answer) for r in results if r.reward < 1.2
     ]
 
 

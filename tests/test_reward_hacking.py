@@ -219,12 +219,15 @@ def test_every_minute_of_the_window_scores_at_most_once_gold(scenario):
 
 
 def test_grade_as_dict_lists_every_field():
-    import dataclasses
+    from meeting_gym.envs.meeting_slot.rubric import RUBRIC
 
-    from meeting_gym.envs.meeting_slot.rubric import Grade
-
-    grade_ = Grade(1.0, 1.0, 0.0, 1.2)
-    assert grade_.as_dict() == dataclasses.asdict(grade_)
+    grade_ = RUBRIC.grade(exact_match=1.0, format=1.0, partial_credit=0.0)
+    assert grade_.as_dict() == {
+        "exact_match": 1.0,
+        "format": 1.0,
+        "partial_credit": 0.0,
+        "reward": 1.2,
+    }
 
 
 def _digits(text: str, zero: int) -> str:

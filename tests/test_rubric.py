@@ -97,7 +97,7 @@ SCORES = [
 @pytest.mark.parametrize("text, solution, expected", SCORES, ids=lambda x: str(x)[:40])
 def test_scores(text, solution, expected):
     result = grade(text, solution)
-    assert (result.exact_match, result.format, result.partial_credit) == expected[:3]
+    assert (result["exact_match"], result["format"], result["partial_credit"]) == expected[:3]
     assert result.reward == pytest.approx(expected[3])
     assert result.reward <= 1.2
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from meeting_gym.core.splits import export_jsonl, item_rng, load_split, to_row
+from meeting_gym.core.splits import export_jsonl, held_out, item_rng, load_split, to_row
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED
 from meeting_gym.envs.meeting_slot.domain.generator import generate
 
@@ -18,7 +18,11 @@ def test_curated_split_is_the_fifteen_cases():
 def test_eval_split_starts_with_curated_then_generated_from_seed_plus_one():
     scenarios = load_split("eval", n=40, seed=42)
     assert scenarios[:15] == list(CURATED)
-    assert scenarios[15] == generate(item_rng(43, 0))
+    # then held-out draws from seed + 1 (the first draw whose id is held out)
+    first = next(
+        s for s in (generate(item_rng(43, 0, attempt)) for attempt in range(4096)) if held_out(s.id)
+    )
+    assert scenarios[15] == first
     assert len({s.id for s in scenarios}) == 40
 
 

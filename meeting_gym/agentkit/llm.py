@@ -195,6 +195,97 @@ class LLMEpisode:
         return self.terminated or self.truncated
 
 
+class LLMAgent:
+    """A chat model behind an OpenAI-compatible client, acting as an agent of any text env.
+
+    Each :meth:`act` sends the conversation so far and turns the reply into one env
+    action (:func:`~meeting_gym.agentkit.messages.assistant_turn`); the observation that
+    comes back is added to the conversation on the next :meth:`act`. When the provider
+    fails for good (retries exhausted, or a non-retryable API error) :meth:`act` raises
+    :class:`~meeting_gym.agents.rollout.AgentError`: the episode is an error, not a
+    score. Per-episode counts (requests, retries, usage, finish reasons) and the whole
+    conversation are in :meth:`report`.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        model: str,
+        *,
+        tool_protocol: str = "native",
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        retry: RetryPolicy | None = None,
+        system_prompt: str | None = None,
+        extra_request: dict[str, Any] | None = None,
+    ) -> None:
+        check_tool_protocol(tool_protocol)
+        self.client, self.model = client, model
+        self.name = "openai"
+        self.tool_protocol = tool_protocol
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.retry = retry
+        self.system_prompt = system_prompt
+        self.extra_request = dict(extra_request or {})
+
+    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
+        self.messages = initial_messages(observation, info, self.system_prompt)
+        self.tools = tools_for(info, self.tool_protocol)
+        self.rng = random.Random(seed)
+        self.usage = Usage()
+        self.requests = self.retries = self.tool_calls = 0
+        self.finish_reasons: list[str | None] = []
+        self.turn: Any = None
+
+    def _count_retry(self, _exc: BaseException, _wait: float) -> None:
+        self.retries += 1
+
+    def act(self, observation: Any, info: dict[str, Any]) -> str:
+        from meeting_gym.agents.rollout import AgentError
+
+        if self.turn is not None:  # the observation answers the previous turn
+            self.messages.extend(observation_messages(observation, self.turn))
+        request: dict[str, Any] = {"model": self.model, "messages": self.messages}
+        if self.tools:
+            request["tools"] = self.tools
+        if self.temperature is not None:
+            request["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            request["max_tokens"] = self.max_tokens
+        request.update(self.extra_request)
+        self.requests += 1
+        try:
+            response = create_completion(
+                self.client, self.retry, rng=self.rng, on_retry=self._count_retry, **request
+            )
+        except _openai().OpenAIError as exc:
+            raise AgentError(describe_error(exc)) from exc
+        self.usage.add(getattr(response, "usage", None))
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            raise AgentError("the response has no choices")
+        choice = choices[0]
+        self.finish_reasons.append(getattr(choice, "finish_reason", None))
+        self.turn = assistant_turn(
+            choice.message, self.tool_protocol, id_prefix=f"call_{len(self.finish_reasons) - 1}"
+        )
+        self.messages.append(self.turn.message)
+        parsed = parse_action(self.turn.action)
+        if isinstance(parsed, ToolCallsAction):
+            self.tool_calls += len(parsed.calls)
+        return self.turn.action
+
+    def report(self) -> dict[str, Any]:
+        """This episode's requests, retries, token usage, finish reasons and conversation."""
+        return {
+            "requests": self.requests,
+            "retries": self.retries,
+            "usage": self.usage.as_dict(),
+            "finish_reasons": list(self.finish_reasons),
+            "transcript": self.messages,
+        }
+
+
 def run_episode(
     env: Any,
     client: Any,
@@ -212,55 +303,36 @@ def run_episode(
     """Play one episode of ``env`` with ``model`` through ``client`` until it ends.
 
     The env is reset with ``seed`` and ``options``; each assistant message becomes one
-    env step (:func:`~meeting_gym.agentkit.messages.assistant_turn`), and the loop stops
-    when the env terminates or truncates, or when the provider fails (``error``).
+    env step (:class:`LLMAgent`), and the loop (:func:`~meeting_gym.agents.rollout.play`)
+    stops when the env terminates or truncates, or when the provider fails (``error``).
     ``extra_request`` is merged into every request (e.g. ``{"seed": 0}`` or
     ``{"extra_body": {...}}``).
     """
-    check_tool_protocol(tool_protocol)
-    observation, reset_info = env.reset(seed=seed, options=options)
-    messages = initial_messages(observation, reset_info, system_prompt)
-    result = LLMEpisode(messages=messages, reset_info=reset_info, info=dict(reset_info))
-    usage = Usage()
-    tools = tools_for(reset_info, tool_protocol)
-    rng = random.Random(seed)
+    from meeting_gym.agents.rollout import play
 
-    def count_retry(_exc: BaseException, _wait: float) -> None:
-        result.retries += 1
-
-    while not result.done:
-        request: dict[str, Any] = {"model": model, "messages": messages}
-        if tools:
-            request["tools"] = tools
-        if temperature is not None:
-            request["temperature"] = temperature
-        if max_tokens is not None:
-            request["max_tokens"] = max_tokens
-        request.update(extra_request or {})
-        result.requests += 1
-        try:
-            response = create_completion(client, retry, rng=rng, on_retry=count_retry, **request)
-        except _openai().OpenAIError as exc:
-            result.error = describe_error(exc)
-            break
-        usage.add(getattr(response, "usage", None))
-        choices = getattr(response, "choices", None) or []
-        if not choices:
-            result.error = "the response has no choices"
-            break
-        choice = choices[0]
-        result.finish_reasons.append(getattr(choice, "finish_reason", None))
-        turn = assistant_turn(choice.message, tool_protocol, id_prefix=f"call_{result.turns}")
-        messages.append(turn.message)
-        parsed = parse_action(turn.action)
-        if isinstance(parsed, ToolCallsAction):
-            result.tool_calls += len(parsed.calls)
-        observation, reward, terminated, truncated, info = env.step(turn.action)
-        result.turns += 1
-        result.reward = float(reward)
-        result.terminated, result.truncated = bool(terminated), bool(truncated)
-        result.info = info
-        if not result.done:
-            messages.extend(observation_messages(observation, turn))
-    result.usage = usage.as_dict()
-    return result
+    agent = LLMAgent(
+        client,
+        model,
+        tool_protocol=tool_protocol,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        retry=retry,
+        system_prompt=system_prompt,
+        extra_request=extra_request,
+    )
+    rollout = play(env, agent, seed=seed, options=options)
+    return LLMEpisode(
+        messages=agent.messages,
+        reset_info=rollout.reset_info,
+        info=rollout.info if rollout.turns else dict(rollout.reset_info),
+        reward=rollout.reward,
+        terminated=rollout.terminated,
+        truncated=rollout.truncated,
+        turns=rollout.turns,
+        tool_calls=agent.tool_calls,
+        requests=agent.requests,
+        retries=agent.retries,
+        usage=agent.usage.as_dict(),
+        error=rollout.error,
+        finish_reasons=agent.finish_reasons,
+    )

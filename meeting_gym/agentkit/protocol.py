@@ -23,6 +23,7 @@ object and ``NaN`` are all reported as invalid.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -39,7 +40,18 @@ ACCEPTED_FORMS = (
 # `(?:/\s*)?` rather than `/?\s*`: two adjacent optional runs of whitespace would
 # backtrack quadratically on "<" followed by many spaces.
 _FLAGS = re.IGNORECASE | re.ASCII
-_ANSWER_TAG = re.compile(r"<\s*(/\s*)?answer\s*>", _FLAGS)
+_TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+
+
+@functools.cache
+def _answer_tag(name: str) -> re.Pattern[str]:
+    """The opening/closing tag pattern of an answer tag such as ``answer`` or ``cron``."""
+    if not _TAG_NAME.match(name):
+        raise ValueError(f"not a tag name: {name!r}")
+    return re.compile(rf"<\s*(/\s*)?{re.escape(name)}\s*>", _FLAGS)
+
+
+_ANSWER_TAG = _answer_tag("answer")
 _TOOL_TAG = re.compile(r"<\s*(/\s*)?tool_call\s*>", _FLAGS)
 
 _CALL_KEYS = frozenset({"name", "arguments"})
@@ -79,10 +91,10 @@ class InvalidAction:
 Action = AnswerAction | ToolCallsAction | InvalidAction
 
 
-def _find_answer(text: str) -> tuple[str | None, bool]:
+def _find_answer(text: str, pattern: re.Pattern[str] = _ANSWER_TAG) -> tuple[str | None, bool]:
     """(content of the first answer block or None, whether any opening tag was seen)."""
     opening: re.Match[str] | None = None
-    for tag in _ANSWER_TAG.finditer(text):
+    for tag in pattern.finditer(text):
         if tag.group(1) is None:
             opening = tag  # the block is the latest opening tag before a closing one
         elif opening is not None:
@@ -107,8 +119,11 @@ def _quote(text: str) -> str:
     return json.dumps(text if len(text) <= 40 else text[:40] + "...", ensure_ascii=False)
 
 
-def _invalid(problem: str) -> InvalidAction:
-    return InvalidAction(f"{problem}; {ACCEPTED_FORMS}")
+def _invalid(problem: str, answer_tag: str = "answer") -> InvalidAction:
+    forms = ACCEPTED_FORMS
+    if answer_tag != "answer":
+        forms = forms.replace("<answer>...</answer>", f"<{answer_tag}>...</{answer_tag}>")
+    return InvalidAction(f"{problem}; {forms}")
 
 
 def _unfence(text: str) -> str:
@@ -199,22 +214,28 @@ def _calls_from_json(body: str, where: str, first: int, max_calls: int) -> list[
     return calls
 
 
-def parse_action(text: str, *, max_calls: int = 32) -> Action:
+def parse_action(text: str, *, max_calls: int = 32, answer_tag: str = "answer") -> Action:
     """Classify one model turn as an answer, tool calls, or invalid (see module doc).
 
-    Never raises for any input; a non-str input is an :class:`InvalidAction`.
+    ``answer_tag`` names the tag of a final answer (``answer`` by default; a task may
+    use its own, such as ``cron``). Never raises for any input; a non-str input is an
+    :class:`InvalidAction`.
     """
     if max_calls < 1:
         raise ValueError("max_calls must be at least 1")
+
+    def invalid(problem: str) -> InvalidAction:
+        return _invalid(problem, answer_tag)
+
     if not isinstance(text, str):
-        return _invalid(f"expected the model output as str, got {type(text).__name__}")
-    answer, answer_opened = _find_answer(text)
+        return invalid(f"expected the model output as str, got {type(text).__name__}")
+    answer, answer_opened = _find_answer(text, _answer_tag(answer_tag))
     if answer is not None:
         return AnswerAction(text, answer)
 
     blocks = _tool_blocks(text)
     if isinstance(blocks, str):
-        return _invalid(blocks)
+        return invalid(blocks)
     calls: list[ToolCall] = []
     if blocks is not None:
         for number, block in enumerate(blocks, 1):
@@ -222,21 +243,23 @@ def parse_action(text: str, *, max_calls: int = 32) -> Action:
                 _unfence(block.strip()), f"in <tool_call> block {number}", len(calls), max_calls
             )
             if isinstance(found, str):
-                return _invalid(found)
+                return invalid(found)
             calls.extend(found)
         return ToolCallsAction(tuple(calls))
 
     body = _unfence(text.strip())
     if not body.startswith(("{", "[")):
         if answer_opened:
-            problem = "an <answer> block is opened but never closed"
+            problem = f"an <{answer_tag}> block is opened but never closed"
         elif not body:
             problem = "the output is empty"
         else:
-            problem = "found no <answer> block, no <tool_call> block, and the text is not JSON"
-        return _invalid(problem)
+            problem = (
+                f"found no <{answer_tag}> block, no <tool_call> block, and the text is not JSON"
+            )
+        return invalid(problem)
     found = _calls_from_json(body, "in the output", 0, max_calls)
-    return _invalid(found) if isinstance(found, str) else ToolCallsAction(tuple(found))
+    return invalid(found) if isinstance(found, str) else ToolCallsAction(tuple(found))
 
 
 def _escape_tags(json_text: str) -> str:

@@ -1,71 +1,98 @@
-"""Run policies over lists of scenarios and summarise them in the predecessor's table."""
+"""The one evaluation runner: any registered env, any agent, items in order, one table.
+
+:func:`evaluate` plays ``rollouts`` episodes per item (episode ``k`` is reset with
+``seed + k``), one env per worker, ``max_concurrent`` workers at a time; results come
+back in item order whatever order they finish in. Text policies, discrete agents and
+LLM agents all go through :func:`~meeting_gym.agents.rollout.play`. :func:`summarize`
+and :func:`format_table` show whichever rubric terms the env's task has.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any, TypeVar
 
 import gymnasium as gym
 
-from meeting_gym.agents.policies import Policy
-from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
+from meeting_gym.agents.rollout import Rollout, TextPolicyAgent, play
+from meeting_gym.core.registry import load_object, task_class
+from meeting_gym.core.rubric import Rubric
 
 T = TypeVar("T")
-METRICS = ("reward", "exact_match", "format", "partial_credit")
+DEFAULT_ENV = "MeetingSlot-v0"
 
 
 @dataclass
 class EpisodeResult:
-    scenario_id: str | None
+    """One evaluated episode: its item, the gold and the answer, every rubric term."""
+
+    item_id: str | None
     difficulty: str | None
     gold: str
     answer: str | None
-    exact_match: float
-    format: float
-    partial_credit: float
+    terms: dict[str, float]
     reward: float
     turns: int
     tool_calls: int
     truncated: bool
     error: str | None = None
+    rollout: int = 0
+    score: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> float:
+        # rubric terms read like fields (result.exact_match); only reached for
+        # names that are not attributes
+        terms = self.__dict__.get("terms")
+        if terms is not None and name in terms:
+            return terms[name]
+        raise AttributeError(name)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_end(
-        cls, env: gym.Env, scenario: Scenario, info: dict[str, Any], truncated: bool
-    ) -> EpisodeResult:
-        """The result of an episode that just ended, from its last ``info``."""
-        return cls(
-            scenario_id=scenario.id,
-            difficulty=scenario.difficulty,
-            gold=info["gold"],
-            answer=info["answer"],
-            exact_match=info["exact_match"],
-            format=info["format"],
-            partial_credit=info["partial_credit"],
-            reward=info["reward"],
-            turns=info["turn"],
-            tool_calls=len(env.unwrapped.episode.calls),
-            truncated=bool(truncated),
+        """A flat row: id, difficulty, gold, answer, every term, reward, counts, error."""
+        row: dict[str, Any] = {
+            "item_id": self.item_id,
+            "difficulty": self.difficulty,
+            "rollout": self.rollout,
+            "gold": self.gold,
+            "answer": self.answer,
+            **self.terms,
+            "reward": self.reward,
+        }
+        if self.score is not None:
+            row["score"] = self.score
+        row.update(
+            turns=self.turns, tool_calls=self.tool_calls, truncated=self.truncated, error=self.error
         )
+        return row
 
 
-def run_episode(
-    env: gym.Env, policy: Policy, scenario: Scenario, seed: int | None = None
-) -> EpisodeResult:
-    """One text-mode episode of ``policy`` on ``scenario``."""
-    observation, info = env.reset(seed=seed, options={"scenario": scenario})
-    policy.reset(observation, info, seed=seed)
-    while True:
-        observation, _, terminated, truncated, info = env.step(policy.act(observation))
-        if terminated or truncated:
-            break
-    return EpisodeResult.from_end(env, scenario, info, truncated)
+def result_of(env: gym.Env, rollout: Rollout, rubric: Rubric, number: int = 0) -> EpisodeResult:
+    """The result of a rollout just played on ``env`` (read from its infos and episode)."""
+    base = env.unwrapped
+    episode = base.episode
+    task = base.task
+    scored = rollout.error is None and rollout.done
+    info = rollout.info
+    return EpisodeResult(
+        item_id=rollout.reset_info.get(task.id_key),
+        difficulty=rollout.reset_info.get("difficulty"),
+        gold=episode.gold,
+        answer=info.get("answer") if scored else None,
+        terms={name: float(info[name]) if scored else 0.0 for name in rubric.names},
+        reward=rollout.total_reward if scored else 0.0,
+        turns=rollout.turns,
+        tool_calls=len(episode.calls),
+        truncated=rollout.truncated,
+        error=None if scored else (rollout.error or "the episode did not finish"),
+        rollout=number,
+        score=info.get("score") if scored else None,
+    )
 
 
 def progress(items: Sequence[T], label: str, enabled: bool | None = None) -> Iterator[T]:
@@ -82,53 +109,174 @@ def progress(items: Sequence[T], label: str, enabled: bool | None = None) -> Ite
         sys.stderr.write(f"\r{label} [{'#' * 30}] {total}/{total}\n")
 
 
+def as_agent(made: Any, env: gym.Env, mode: str) -> Any:
+    """An agent from what ``make_agent`` returned: agents as they are, text policies wrapped.
+
+    In a mode other than text, a text policy goes through the env's own adapter
+    (``env.unwrapped.policy_adapters[mode]``), e.g. MeetingSlot's discrete one.
+    """
+    if hasattr(made, "act") and hasattr(made, "reset") and not _is_text_policy(made):
+        return made
+    if mode == "text":
+        return TextPolicyAgent(made)
+    adapters = getattr(env.unwrapped, "policy_adapters", {})
+    if mode not in adapters:
+        raise ValueError(f"this env cannot run a text policy in {mode} mode")
+    return load_object(adapters[mode])(made)
+
+
+def _is_text_policy(made: Any) -> bool:
+    from meeting_gym.agents.policies import Policy
+
+    return isinstance(made, Policy)
+
+
 def evaluate(
-    make_policy: Callable[[], Policy],
-    scenarios: Sequence[Scenario],
+    make_agent: Callable[[], Any],
+    items: Sequence[Any],
     *,
+    env: str = DEFAULT_ENV,
+    mode: str = "text",
     seed: int = 0,
+    rollouts: int = 1,
+    max_turns: int | None = None,
+    max_concurrent: int = 1,
+    env_kwargs: dict[str, Any] | None = None,
     show_progress: bool | None = None,
-    max_turns: int = 40,
+    on_result: Callable[[EpisodeResult], None] | None = None,
 ) -> list[EpisodeResult]:
-    env = gym.make("MeetingSlot-v0", mode="text", max_turns=max_turns)
-    policy = make_policy()
+    """Play ``rollouts`` episodes of each item of ``items`` on ``env`` in ``mode``.
+
+    ``make_agent()`` gives an agent (or a text policy) per worker; it is reset before
+    every episode. Episode ``k`` is reset with ``seed + k`` and ``options={"item":
+    item}``. ``on_result`` sees each result in order as soon as it and those before it
+    are done. On Ctrl-C, episodes not yet started are cancelled.
+    """
+    if rollouts < 1:
+        raise ValueError(f"rollouts must be at least 1, got {rollouts}")
+    if max_concurrent < 1:
+        raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent}")
+    kwargs = dict(env_kwargs or {})
+    kwargs["mode"] = mode
+    if max_turns is not None:
+        kwargs["max_turns"] = max_turns
+    rubric = task_class(env).rubric
+    jobs = [(item, r) for item in items for r in range(rollouts)]
+    local = threading.local()
+    made: list[gym.Env] = []
+    lock = threading.Lock()
+
+    def worker() -> tuple[gym.Env, Any]:
+        if not hasattr(local, "env"):
+            local.env = gym.make(env, disable_env_checker=True, **kwargs)
+            local.agent = as_agent(make_agent(), local.env, mode)
+            with lock:
+                made.append(local.env)
+        return local.env, local.agent
+
+    def run(k: int) -> EpisodeResult:
+        item, number = jobs[k]
+        episode_env, agent = worker()
+        rollout = play(episode_env, agent, seed=seed + k, options={"item": item})
+        result = result_of(episode_env, rollout, rubric, number)
+        report = getattr(agent, "report", None)
+        if report is not None:
+            result.extra = report()
+        return result
+
+    results: list[EpisodeResult] = []
     try:
-        return [
-            run_episode(env, policy, scenario, seed=seed + i)
-            for i, scenario in enumerate(progress(scenarios, "eval", show_progress))
-        ]
+        if max_concurrent == 1:
+            for k in progress(range(len(jobs)), "eval", show_progress):
+                results.append(run(k))
+                if on_result is not None:
+                    on_result(results[-1])
+        else:
+            pool = ThreadPoolExecutor(max_workers=max_concurrent)
+            try:
+                futures = [pool.submit(run, k) for k in range(len(jobs))]
+                for future in progress(futures, "eval", show_progress):
+                    results.append(future.result())
+                    if on_result is not None:
+                        on_result(results[-1])
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
     finally:
-        env.close()
+        for made_env in made:
+            made_env.close()
+    return results
 
 
-def summarize(results: Iterable[EpisodeResult]) -> dict[str, Any]:
+def summarize(
+    results: Iterable[EpisodeResult], terms: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Means over the scored episodes (errors are counted, never scored 0).
+
+    Keys: ``n``, ``scored``, ``errors``, ``reward`` (the mean return), each rubric term
+    by name (``terms`` defaults to the terms the results carry) and ``terms`` (their
+    names, in order), ``score`` if the env reports one, ``mean_turns``,
+    ``mean_tool_calls``, ``no_answer``, ``truncated`` (turn budget hit), ``first_error``.
+    """
     rows = list(results)
     scored = [r for r in rows if r.error is None]
+    if terms is None:
+        terms = list(rows[0].terms) if rows else []
     summary: dict[str, Any] = {
         "n": len(rows),
         "scored": len(scored),
         "errors": len(rows) - len(scored),
+        "reward": fmean(r.reward for r in scored) if scored else 0.0,
     }
-    for metric in METRICS:
-        summary[metric] = fmean(getattr(r, metric) for r in scored) if scored else 0.0
+    for term in terms:
+        summary[term] = fmean(r.terms[term] for r in scored) if scored else 0.0
+    summary["terms"] = list(terms)
+    scores = [r.score for r in scored if r.score is not None]
+    if scores:
+        summary["score"] = fmean(scores)
     summary["mean_turns"] = fmean(r.turns for r in scored) if scored else 0.0
     summary["mean_tool_calls"] = fmean(r.tool_calls for r in scored) if scored else 0.0
     summary["no_answer"] = sum(1 for r in scored if r.answer is None)
+    summary["truncated"] = sum(1 for r in scored if r.truncated)
+    summary["first_error"] = next((r.error for r in rows if r.error), None)
     return summary
 
 
-def format_table(summary: dict[str, Any], title: str, rows: Sequence[EpisodeResult] = ()) -> str:
+def format_table(
+    summary: dict[str, Any],
+    title: str,
+    rows: Sequence[EpisodeResult] = (),
+    *,
+    rubric: Rubric | None = None,
+    extra: Sequence[str] = (),
+) -> str:
+    """The summary as aligned lines: reward, each rubric term, counts.
+
+    Terms are shown under their rubric labels when ``rubric`` is given (``exact``), by
+    name otherwise. ``extra`` lines go after the counts; per-episode ``rows`` go last,
+    after a blank line.
+    """
+    labels = {t.name: t.column for t in rubric.terms} if rubric is not None else {}
     lines = [title, "-" * len(title)]
     lines.append(f"{'avg reward':<16}{summary['reward']:.3f}")
-    lines.append(f"{'exact':<16}{summary['exact_match']:.3f}")
-    lines.append(f"{'format':<16}{summary['format']:.3f}")
-    lines.append(f"{'partial':<16}{summary['partial_credit']:.3f}")
+    if "score" in summary:
+        lines.append(f"{'score':<16}{summary['score']:.3f}")
+    for name in summary["terms"]:
+        lines.append(f"{labels.get(name, name):<16}{summary[name]:.3f}")
     lines.append(f"{'episodes':<16}{summary['n']}")
+    if summary["errors"]:
+        lines.append(f"{'errors':<16}{summary['errors']} (excluded from the means)")
+        lines.append(
+            f"{'scored':<16}{summary['scored']} of {summary['n']} (the means are over these)"
+        )
     lines.append(f"{'mean turns':<16}{summary['mean_turns']:.2f}")
     lines.append(f"{'mean tool calls':<16}{summary['mean_tool_calls']:.2f}")
     lines.append(f"{'no answer':<16}{summary['no_answer']}")
-    if summary["errors"]:
-        lines.append(f"{'errors':<16}{summary['errors']} (excluded from the means)")
+    lines.append(f"{'turn budget hit':<16}{summary['truncated']} (scored 0, counted in no answer)")
+    lines.extend(extra)
+    if summary.get("first_error"):
+        lines.append(f"{'first error':<16}{summary['first_error'][:200]}")
     if rows:
         lines.append("")
         lines.append(f"{'id':<24}{'gold':<22}{'answer':<22}{'reward':>7}")
@@ -137,7 +285,7 @@ def format_table(summary: dict[str, Any], title: str, rows: Sequence[EpisodeResu
             if r.error is not None:
                 answer = f"error: {r.error}"
             lines.append(
-                f"{(r.scenario_id or '-')[:23]:<24}{r.gold:<22}{str(answer)[:21]:<22}"
+                f"{(r.item_id or '-')[:23]:<24}{r.gold[:21]:<22}{str(answer)[:21]:<22}"
                 f"{r.reward:>7.3f}"
             )
     return "\n".join(lines)

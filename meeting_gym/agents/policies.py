@@ -1,28 +1,17 @@
-"""Reference policies acting through the text interface: gold, naive and random.
+"""Reference policies: the text-mode policy interface and lookup by env and name.
 
-A policy sees only what an agent sees: the question's ``request`` (duration and
-window, as stated in the question) and the tool results. ``gold`` rebuilds the
-world from the tools and solves it; ``naive`` does the same but reads every local
-clock as UTC and counts a busy block's end minute as busy (the predecessor's
-baseline); ``random`` calls random tools and answers a random grid start.
+Each task names its own policies (``Task.policies``: ``gold``, ``naive``, ``random``
+...) as ``"module:Class"`` strings, imported only when asked for. A policy acts
+through the text interface and sees only what an agent sees: the first observation
+and reset ``info``, then each observation.
 """
 
 from __future__ import annotations
 
-import json
-import random
-from datetime import date, timedelta
+import inspect
 from typing import Any
 
-from meeting_gym.agentkit import format_answer, format_tool_call
-from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
-from meeting_gym.envs.meeting_slot.domain.solver import solve
-from meeting_gym.envs.meeting_slot.domain.timeutil import (
-    format_hm,
-    format_utc,
-    parse_hm,
-    utc_midnight,
-)
+from meeting_gym.core.registry import load_object, task_class
 
 
 class Policy:
@@ -37,142 +26,16 @@ class Policy:
         raise NotImplementedError
 
 
-def _dates(request: dict[str, Any]) -> list[str]:
-    """Local dates that can hold a start in the window: the day before to the day after."""
-    first = date.fromisoformat(request["window_start"]) - timedelta(days=1)
-    return [(first + timedelta(days=i)).isoformat() for i in range(request["window_days"] + 2)]
+def policy_names(env_id: str) -> tuple[str, ...]:
+    """The reference policies of ``env_id``'s task, best first as the task lists them."""
+    return tuple(task_class(env_id).policies)
 
 
-class _Gatherer(Policy):
-    """Queries every tool the answer depends on, one attendee per turn, then solves."""
-
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
-        self.request = dict(info["request"])
-        self.names: list[str] | None = None
-        self.people: list[dict[str, Any]] = []
-        self.pending: str | None = None
-
-    def act(self, observation: str) -> str:
-        try:
-            return self._act(observation)
-        except (ValueError, KeyError, TypeError):  # a tool said something unexpected
-            return format_answer("NONE")
-
-    def _act(self, observation: str) -> str:
-        if self.pending == "names":
-            self.names = list(json.loads(observation))
-        elif self.pending is not None:
-            self._record(self.pending, json.loads(observation))
-        if self.names is None:
-            self.pending = "names"
-            return format_tool_call("list_attendees", {})
-        if len(self.people) < len(self.names):
-            name = self.names[len(self.people)]
-            self.pending = name
-            calls = [
-                {"name": "get_timezone", "arguments": {"name": name}},
-                {"name": "get_working_hours", "arguments": {"name": name}},
-            ]
-            calls += [
-                {"name": "get_busy", "arguments": {"name": name, "date": day}}
-                for day in _dates(self.request)
-            ]
-            return json.dumps(calls)
-        return format_answer(self.solve(self.people))
-
-    def _record(self, name: str, results: list[str]) -> None:
-        zone, hours = results[0], json.loads(results[1])
-        days = _dates(self.request)
-        busy = {day: json.loads(text) for day, text in zip(days, results[2:], strict=True)}
-        self.people.append(
-            {
-                "name": name,
-                "timezone": zone,
-                "working_hours": {k: hours[k] for k in ("start", "end", "weekdays")},
-                "busy": {day: blocks for day, blocks in busy.items() if blocks},
-            }
-        )
-
-    def world(self, people: list[dict[str, Any]]) -> dict[str, Any]:
-        return {**self.request, "world": {"attendees": people}}
-
-    def solve(self, people: list[dict[str, Any]]) -> str:
-        gold = solve(Scenario.from_dict(self.world(people))).gold
-        return "NONE" if gold is None else format_utc(gold)
-
-
-class GoldPolicy(_Gatherer):
-    name = "gold"
-
-
-class NaivePolicy(_Gatherer):
-    """Treats every local clock as UTC; a busy block also blocks its end minute."""
-
-    name = "naive"
-
-    def solve(self, people: list[dict[str, Any]]) -> str:
-        naive = []
-        for person in people:
-            busy = {
-                day: [
-                    {
-                        "start": b["start"],
-                        "end": format_hm(min(1440, parse_hm(b["end"], allow_24=True) + 1)),
-                    }
-                    for b in blocks
-                ]
-                for day, blocks in person["busy"].items()
-            }
-            naive.append({**person, "timezone": "UTC", "busy": busy})
-        return super().solve(naive)
-
-
-class RandomPolicy(Policy):
-    """Random tool calls; answers a random 15-minute start (or NONE) with probability 1/4."""
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = random.Random(seed)
-        self.request = dict(info["request"])
-        self.names = ["Ava"]
-
-    def act(self, observation: str) -> str:
-        rng = self.rng
-        if observation.startswith("["):
-            try:
-                names = json.loads(observation)
-                if names and all(isinstance(n, str) and not n.startswith("error") for n in names):
-                    self.names = names
-            except ValueError:
-                pass
-        if rng.random() < 0.25:
-            if rng.random() < 0.1:
-                return format_answer("NONE")
-            start = utc_midnight(date.fromisoformat(self.request["window_start"]))
-            slots = self.request["window_days"] * 96
-            return format_answer(format_utc(start + 900 * rng.randrange(slots)))
-        tool = rng.choice(["list_attendees", "get_timezone", "get_working_hours", "get_busy"])
-        args: dict[str, Any] = {}
-        if tool != "list_attendees":
-            args["name"] = rng.choice(self.names)
-        if tool == "get_busy":
-            args["date"] = rng.choice(_dates(self.request))
-        return format_tool_call(tool, args)
-
-
-POLICIES: dict[str, type[Policy]] = {
-    "gold": GoldPolicy,
-    "naive": NaivePolicy,
-    "random": RandomPolicy,
-}
-
-
-def make_policy(name: str, seed: int | None = None) -> Policy:
-    if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
-    return RandomPolicy(seed) if name == "random" else POLICIES[name]()
+def make_policy(name: str, seed: int | None = None, *, env: str = "MeetingSlot-v0") -> Policy:
+    """A fresh reference policy ``name`` of ``env``'s task; ``seed`` seeds random ones."""
+    policies = task_class(env).policies
+    if name not in policies:
+        raise ValueError(f"unknown policy {name!r} for {env}; choose one of {', '.join(policies)}")
+    cls = load_object(policies[name])
+    takes_seed = "seed" in inspect.signature(cls).parameters
+    return cls(seed=seed) if takes_seed else cls()

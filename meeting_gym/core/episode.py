@@ -1,59 +1,56 @@
-"""The episode engine shared by every interface of MeetingSlot (no gymnasium here).
+"""The episode engine shared by every interface of every environment (no gymnasium here).
 
-An :class:`Episode` holds the hidden scenario, its solution, the tool calls made
-so far and, once answered, the grade. Interfaces translate their actions into
-:meth:`Episode.call` and :meth:`Episode.submit`; turns are counted by the env.
+An :class:`Episode` holds the task, its item and the item's truth (computed once), the
+tool calls made so far and, once answered, the grade. Interfaces translate their
+actions into :meth:`Episode.call` and :meth:`Episode.submit`; turns are counted by the env.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from meeting_gym.agentkit import extract_answer
-from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
-from meeting_gym.envs.meeting_slot.domain.solver import Solution, solve
-from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
-from meeting_gym.envs.meeting_slot.rubric import ZERO, Grade, grade_content
-from meeting_gym.envs.meeting_slot.tools import TOOLSET
+from meeting_gym.core.task import Task
 
 
 class Episode:
-    def __init__(self, scenario: Scenario, solution: Solution | None = None) -> None:
-        self.scenario = scenario
-        self.solution = solve(scenario) if solution is None else solution
+    def __init__(self, task: Task[Any, Any], item: Any, truth: Any = None) -> None:
+        self.task = task
+        self.item = item
+        self.truth = task.truth(item) if truth is None else truth
+        self.item_id = task.key(item)
         self.calls: list[tuple[str, Any, str]] = []
         self.answer_text: str | None = None
         self.answer: str | None = None
-        self.grade: Grade | None = None
+        self.grade: Any = None
 
     @property
     def gold(self) -> str:
-        gold = self.solution.gold
-        return "NONE" if gold is None else format_utc(gold)
+        return self.task.gold(self.item, self.truth)
 
     @property
     def done(self) -> bool:
         return self.grade is not None
 
     def call(self, name: str, arguments: Any) -> str:
-        """Run one tool on the hidden scenario; never raises for bad arguments."""
-        result = TOOLSET.call(self.scenario, name, arguments)
+        """Run one tool on the hidden item; never raises for bad arguments."""
+        toolset = self.task.toolset
+        if toolset is None:
+            result = f"error: this task has no tools (called {name!r})"
+        else:
+            result = toolset.call(self.item, name, arguments)
         self.calls.append((name, arguments, result))
         return result
 
-    def submit(self, text: str) -> Grade:
-        """Grade a final message (the first ``<answer>`` block counts) and end.
-
-        ``answer`` keeps the block's content (None without one), extracted once here.
-        """
+    def submit(self, text: str) -> Any:
+        """Grade a final message and end the episode; ``answer`` keeps what was read from it."""
         self.answer_text = text
-        self.answer = extract_answer(text)
-        self.grade = grade_content(self.answer, self.solution)
+        self.grade, self.answer = self.task.grade(self.item, self.truth, text)
         return self.grade
 
     def outcome(self) -> dict[str, Any]:
-        """The end-of-episode ``info`` entries: rubric breakdown and gold."""
-        result = (self.grade or ZERO).as_dict()
+        """The end-of-episode ``info`` entries: every rubric term, ``reward``, gold, answer."""
+        grade = self.grade if self.grade is not None else self.task.rubric_for(self.item).zero
+        result = grade.as_dict()
         result["gold"] = self.gold
         result["answered"] = self.grade is not None
         result["answer"] = self.answer

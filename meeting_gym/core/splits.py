@@ -1,89 +1,301 @@
-"""Named lists of scenarios (``train``, ``eval``, ``curated``) and their JSONL export."""
+"""Seeded, addressable splits for every task: one map from (seed, index) to an item.
+
+Every generated item of every env comes from :func:`draw`: item ``index`` of seed
+``seed`` is ``task.generate(item_rng(seed, index, attempt))`` for the first attempt
+whose item belongs to the split's side of a fixed partition of the item space:
+
+* a small share of items (those whose id hashes into :data:`HELD_OUT_BUCKETS` of
+  256 buckets, see :func:`held_out`) is **held out**: only the ``eval`` split draws
+  them; ``train`` and ``reset()`` never do, and neither draws a curated item. So
+  training never sees an evaluation item, for any split sizes and seeds.
+
+The splits:
+
+* ``train``: ``draw(seed, 0), draw(seed, 1), ...``: independent draws from the task's
+  distribution (where the item space is small, an item can repeat, as in any
+  sampling; the mix stays the nominal one). ``env.reset(seed=s)`` plays
+  ``load_split("train", seed=s)[0]`` and each following ``reset()`` the next item;
+* ``eval``: the curated items first, then held-out draws from ``seed + 1``, without
+  repeats (an item equal to an earlier one is skipped);
+* ``curated``: the task's hand-picked items.
+
+Any item is addressable the same way everywhere: ``env.reset(options={"split": "eval",
+"index": 7})`` plays ``load_split("eval", env=...)[7]``, and every exported row carries
+the ``options`` that reproduce it.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
-from collections.abc import Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from meeting_gym.envs.meeting_slot.domain.curated import CURATED
-from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generate
-from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
-from meeting_gym.envs.meeting_slot.domain.solver import solve
-from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
-from meeting_gym.envs.meeting_slot.prompts import question
+from meeting_gym.core.registry import make_task
+from meeting_gym.core.task import Task
 
 SPLITS = ("train", "eval", "curated")
-DEFAULT_SIZES = {"train": 500, "eval": 100, "curated": len(CURATED)}
 DEFAULT_SEED = 42
+DEFAULT_SIZES = {"train": 500, "eval": 100}
+DEFAULT_ENV = "MeetingSlot-v0"
+HELD_OUT_BUCKETS = 16
+"""Items whose id hashes below this (of 256) are held out for ``eval``: 1 in 16."""
+MAX_ATTEMPTS = 4096
+"""Redraws allowed for one item before the configuration is declared too narrow."""
+SPLIT_OPTIONS = frozenset({"split", "index", "split_seed", "difficulty"})
+"""The reset options every env understands (besides each task's own)."""
+
+TaskLike = str | Task[Any, Any]
 
 
-def item_rng(seed: int, index: int) -> random.Random:
-    """The generator of item ``index`` of a generated list: any item regenerates alone."""
-    return random.Random(f"meeting_gym:{seed}:{index}")
+def item_rng(seed: int, index: int, attempt: int = 0) -> random.Random:
+    """The generator of one draw: any item regenerates alone, in any process."""
+    suffix = f":{attempt}" if attempt else ""
+    return random.Random(f"meeting_gym:{seed}:{index}{suffix}")
 
 
-def generated(
-    n: int, seed: int, difficulty: str | None = None, *, exclude: Iterable[str] = ()
-) -> list[Scenario]:
-    """``n`` distinct generated scenarios; item i is drawn from ``item_rng(seed, i)``."""
-    seen = set(exclude)
-    out: list[Scenario] = []
-    index = 0
-    while len(out) < n:
-        if index > 50 * n + 100:
-            raise RuntimeError(f"could only generate {len(out)} distinct scenarios (wanted {n})")
-        scenario = generate(item_rng(seed, index), difficulty)
-        index += 1
-        if scenario.id not in seen:
-            seen.add(scenario.id or "")
-            out.append(scenario)
-    return out
+def held_out(key: str) -> bool:
+    """True for the share of item ids reserved for the ``eval`` split (a fixed hash)."""
+    digest = hashlib.sha256(b"meeting_gym:held-out:" + key.encode("utf-8", "surrogatepass"))
+    return digest.digest()[0] < HELD_OUT_BUCKETS
 
 
-def load_split(
-    name: str, n: int | None = None, seed: int = DEFAULT_SEED, difficulty: str | None = None
-) -> list[Scenario]:
-    """A split as a list of scenarios.
+def _curated_keys(task: Task[Any, Any]) -> frozenset[str]:
+    cached = getattr(task, "_curated_keys", None)
+    if cached is None:
+        cached = frozenset(task.key(item) for item in task.curated())
+        task._curated_keys = cached  # type: ignore[attr-defined]
+    return cached
 
-    ``train``: generated from ``seed``. ``eval``: the curated cases first, then
-    generated from ``seed + 1``. ``curated``: the 15 curated cases. ``difficulty``
-    filters curated cases and pins generation.
+
+def draw(
+    task: Task[Any, Any],
+    seed: int,
+    index: int,
+    difficulty: str | None = None,
+    *,
+    held: bool = False,
+) -> tuple[Any, Any]:
+    """Item ``index`` of seed ``seed`` on one side of the partition, with its truth.
+
+    ``held=False`` is the ``train`` side (never held out, never curated); ``held=True``
+    the ``eval`` side. ``difficulty`` None uses the task's own (None: its default mix).
     """
-    if name not in SPLITS:
-        raise ValueError(f"unknown split {name!r}; choose one of {', '.join(SPLITS)}")
-    if difficulty is not None and difficulty not in DIFFICULTIES:
-        raise ValueError(f"unknown difficulty {difficulty!r}; choose one of {DIFFICULTIES}")
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-        raise ValueError(f"n must be a non-negative integer, got {n!r}")
-    size = DEFAULT_SIZES[name] if n is None else n
-    if name == "train":
-        return generated(size, seed, difficulty)
-    curated = [s for s in CURATED if difficulty is None or s.difficulty == difficulty]
-    if name == "curated":
-        return curated[:size]
-    head = curated[:size]
-    return head + generated(
-        size - len(head), seed + 1, difficulty, exclude=[s.id or "" for s in head]
+    level = task.difficulty if difficulty is None else task.check_difficulty(difficulty)
+    curated = _curated_keys(task)
+    for attempt in range(MAX_ATTEMPTS):
+        item, truth = task.generate_solved(item_rng(seed, index, attempt), level)
+        key = task.key(item)
+        if held_out(key) == held and key not in curated:
+            return item, truth
+    side = "held-out" if held else "training"
+    raise ValueError(
+        f"no {side} item found in {MAX_ATTEMPTS} draws (seed {seed}, index {index}): "
+        "this configuration's item space is too small"
     )
 
 
-def to_row(scenario: Scenario) -> dict[str, Any]:
-    """One JSONL row for LLM trainers: question, gold answer, and the scenario as info."""
-    gold = solve(scenario).gold
-    return {
-        "question": question(scenario),
-        "answer": "NONE" if gold is None else format_utc(gold),
-        "info": scenario.to_dict(),
+class _EvalStream:
+    """The ``eval`` split of one configuration, generated as far as it has been asked."""
+
+    def __init__(self, task: Task[Any, Any], seed: int, difficulty: str | None) -> None:
+        self.task, self.seed, self.difficulty = task, seed, difficulty
+        self.items = [item for item in task.curated() if task.accepts(item, difficulty)]
+        self.keys = {task.key(item) for item in self.items}
+        self.next_index = 0
+        self.lock = threading.Lock()
+
+    def take(self, n: int) -> list[Any]:
+        with self.lock:
+            misses = 0
+            while len(self.items) < n:
+                item, _ = draw(
+                    self.task, self.seed + 1, self.next_index, self.difficulty, held=True
+                )
+                self.next_index += 1
+                key = self.task.key(item)
+                if key in self.keys:
+                    misses += 1
+                    if misses > 50 * n + 1000:
+                        raise ValueError(
+                            f"could only find {len(self.items)} distinct eval items (wanted {n}): "
+                            "this configuration's item space is too small"
+                        )
+                    continue
+                self.keys.add(key)
+                self.items.append(item)
+            return self.items[:n]
+
+
+_STREAMS: OrderedDict[tuple[Any, ...], _EvalStream] = OrderedDict()
+_STREAMS_LOCK = threading.Lock()
+_MAX_STREAMS = 32
+
+
+def _eval_stream(task: Task[Any, Any], seed: int, difficulty: str | None) -> _EvalStream:
+    key = (task.cache_key(), seed, difficulty)
+    with _STREAMS_LOCK:
+        stream = _STREAMS.get(key)
+        if stream is None:
+            stream = _STREAMS[key] = _EvalStream(task, seed, difficulty)
+            while len(_STREAMS) > _MAX_STREAMS:
+                _STREAMS.popitem(last=False)
+        _STREAMS.move_to_end(key)
+        return stream
+
+
+def _check_split(name: Any) -> str:
+    if name not in SPLITS:
+        raise ValueError(f"unknown split {name!r}; choose one of {', '.join(SPLITS)}")
+    return name
+
+
+def _check_count(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def load_split(
+    name: str,
+    n: int | None = None,
+    seed: int = DEFAULT_SEED,
+    difficulty: str | None = None,
+    *,
+    env: TaskLike = DEFAULT_ENV,
+    **task_options: Any,
+) -> list[Any]:
+    """The first ``n`` items of a split (default: 500 train, 100 eval, every curated item).
+
+    ``env`` is an env id (``task_options`` configure its task, as ``gym.make`` kwargs
+    would) or a task. ``difficulty`` (default: the task's) pins generation and filters
+    the curated items.
+    """
+    task = make_task(env, **task_options)
+    _check_split(name)
+    difficulty = task.check_difficulty(difficulty) or task.difficulty
+    if n is not None:
+        _check_count(n, "n")
+    if name == "curated":
+        items = [item for item in task.curated() if task.accepts(item, difficulty)]
+        return items if n is None else items[:n]
+    size = DEFAULT_SIZES[name] if n is None else n
+    if name == "train":
+        return [draw(task, seed, i, difficulty)[0] for i in range(size)]
+    return _eval_stream(task, seed, difficulty).take(size)
+
+
+def split_item(
+    task: Task[Any, Any],
+    name: str,
+    index: int,
+    seed: int = DEFAULT_SEED,
+    difficulty: str | None = None,
+) -> tuple[Any, Any]:
+    """``load_split(name, seed=seed, difficulty=difficulty, env=task)[index]`` and its truth.
+
+    Truth is None when it is not known yet (the episode computes it).
+    """
+    _check_split(name)
+    _check_count(index, "index")
+    difficulty = task.check_difficulty(difficulty) or task.difficulty
+    if name == "train":
+        return draw(task, seed, index, difficulty)
+    if name == "curated":
+        items = load_split("curated", difficulty=difficulty, env=task)
+    else:
+        items = _eval_stream(task, seed, difficulty).take(index + 1)
+    if index >= len(items):
+        raise ValueError(f"index {index} is out of range: split {name!r} has {len(items)} items")
+    return items[index], None
+
+
+def options_item(task: Task[Any, Any], options: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """The item the split options of ``reset(options=...)`` name, or None if they name none.
+
+    ``{"split": name, "index": i}`` (plus ``split_seed`` and ``difficulty``) addresses
+    one split item; ``difficulty`` alone changes what the next draw comes from (None).
+    """
+    if "split" not in options and "index" not in options and "split_seed" not in options:
+        return None
+    if "split" not in options or "index" not in options:
+        raise ValueError('reset options "split" and "index" go together')
+    seed = options.get("split_seed", DEFAULT_SEED)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"split_seed must be an integer, got {seed!r}")
+    return split_item(task, options["split"], options["index"], seed, options.get("difficulty"))
+
+
+# ----------------------------------------------------------------------------- export
+
+
+def to_row(
+    item: Any,
+    env: TaskLike = DEFAULT_ENV,
+    *,
+    truth: Any = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One JSONL row for LLM trainers.
+
+    ``question`` and ``answer`` (the gold), ``info`` (what grading needs: the task's
+    inputs), ``id``, the ``env`` id and its ``env_kwargs``, ``system_prompt``, and, for
+    a split item, the reset ``options`` that replay it.
+    """
+    task = make_task(env)
+    if truth is None:
+        truth = task.truth(item)
+    config = {k: v for k, v in task.config().items() if k != "difficulty" and v is not None}
+    row: dict[str, Any] = {
+        "id": task.key(item),
+        "env": task.env_id,
+        "question": task.question(item),
+        "answer": task.gold(item, truth),
+        "info": task.row_info(item),
     }
+    if config:
+        row["env_kwargs"] = config
+    if options is not None:
+        row["options"] = dict(options)
+    return row
 
 
-def export_jsonl(scenarios: Iterable[Scenario], path: str | Path) -> int:
+def export_jsonl(items: Iterable[Any], path: str | Path, env: TaskLike = DEFAULT_ENV) -> int:
+    """Write one :func:`to_row` per item to ``path``; returns the number of rows."""
+    task = make_task(env)
     count = 0
     with open(path, "w", encoding="utf-8") as handle:
-        for scenario in scenarios:
-            handle.write(json.dumps(to_row(scenario), ensure_ascii=False) + "\n")
+        for item in items:
+            handle.write(json.dumps(to_row(item, task), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def export_split(
+    name: str,
+    path: str | Path,
+    n: int | None = None,
+    seed: int = DEFAULT_SEED,
+    difficulty: str | None = None,
+    *,
+    env: TaskLike = DEFAULT_ENV,
+    **task_options: Any,
+) -> int:
+    """Write a split as JSONL; each row's ``options`` replay it with ``env.reset``."""
+    task = make_task(env, **task_options)
+    items = load_split(name, n, seed, difficulty, env=task)
+    count = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for index, item in enumerate(items):
+            options: dict[str, Any] = {"split": name, "index": index, "split_seed": seed}
+            level = difficulty or task.difficulty
+            if level is not None:
+                options["difficulty"] = level
+            row = to_row(item, task, options=options)
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
     return count

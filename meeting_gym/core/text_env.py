@@ -1,49 +1,289 @@
-"""The text interface: string actions (tool calls as JSON, answers in tags), string observations.
+"""The text shell every environment of the family shares: string actions, string observations.
 
-Generic over any episode object with ``call(name, arguments) -> str`` and
-``submit(text)``: sibling environments reuse it unchanged.
+:class:`TextInterface` turns one string action into tool calls or a final answer on an
+:class:`~meeting_gym.core.episode.Episode`; :class:`TextEnv` is the Gymnasium env that
+plays any :class:`~meeting_gym.core.task.Task` through it (or through another interface
+an env adds, as MeetingSlot adds its discrete one).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Any, ClassVar
+
+import gymnasium as gym
 
 from meeting_gym.agentkit import AnswerAction, InvalidAction, parse_action
+from meeting_gym.core.episode import Episode
+from meeting_gym.core.registry import load_object
 from meeting_gym.core.spaces import AnyText
+from meeting_gym.core.splits import SPLIT_OPTIONS, draw, options_item
+from meeting_gym.core.task import Task
 
 MAX_ACTION_CHARS = 1 << 20
 MAX_OBSERVATION_CHARS = 1 << 16
 MAX_CALLS_PER_TURN = 32
-
-
-class ToolEpisode(Protocol):
-    def call(self, name: str, arguments: Any) -> str: ...
-    def submit(self, text: str) -> Any: ...
+ANSWER_RECEIVED = "Answer received."
+COMMON_OPTIONS = SPLIT_OPTIONS | {"item"}
+"""Reset options of every env: an item itself, or a split item, or the next draw's difficulty."""
 
 
 class TextInterface:
-    """Turns one string action into tool calls or a final answer on an episode."""
+    """Turns one string action into tool calls or a final answer on an episode.
 
-    def __init__(self) -> None:
+    A task without tools is single-turn: any string is the reply, graded as is. A task
+    with tools reads the action with :func:`~meeting_gym.agentkit.parse_action`: tool
+    calls run in order, an answer block (the task's ``answer_tag``) ends the episode,
+    anything else gets an ``error:`` observation. A non-string action is never graded:
+    it gets an ``error:`` observation and uses the turn.
+    """
+
+    name = "text"
+
+    def __init__(self, task: Task[Any, Any]) -> None:
+        self.task = task
         self.action_space = AnyText(MAX_ACTION_CHARS)
         self.observation_space = AnyText(MAX_OBSERVATION_CHARS)
+        self.last_action: str | None = None
+        self.last_result: str | None = None
 
-    def apply(self, episode: ToolEpisode, action: Any) -> tuple[str, bool]:
+    def begin(self, episode: Episode) -> str:
+        """Start an episode; returns the first observation (the question)."""
+        self.last_action = self.last_result = None
+        return self.task.question(episode.item)
+
+    def reset_info(self) -> dict[str, Any]:
+        toolset = self.task.toolset
+        return {
+            "system_prompt": self.task.system_prompt(),
+            "tools": [] if toolset is None else toolset.schemas(),
+        }
+
+    def step_info(self) -> dict[str, Any]:
+        return {}
+
+    def apply(self, episode: Episode, action: Any) -> tuple[str, bool]:
         """Run ``action``; returns (observation, terminated)."""
-        parsed = parse_action(action, max_calls=MAX_CALLS_PER_TURN)
+        self.last_action = action if isinstance(action, str) else repr(action)
+        observation, terminated = self._apply(episode, action)
+        self.last_result = observation
+        return observation, terminated
+
+    def _apply(self, episode: Episode, action: Any) -> tuple[str, bool]:
+        if self.task.toolset is None:
+            if not isinstance(action, str):
+                kind = type(action).__name__
+                return f"error: expected the reply as a string, got {kind}", False
+            episode.submit(action)
+            return ANSWER_RECEIVED, True
+        parsed = parse_action(action, max_calls=MAX_CALLS_PER_TURN, answer_tag=self.task.answer_tag)
         if isinstance(parsed, AnswerAction):
             episode.submit(parsed.text)
-            return "Answer received.", True
+            return ANSWER_RECEIVED, True
         if isinstance(parsed, InvalidAction):
-            return _clip(f"error: {parsed.reason}"), False
+            return clip(f"error: {parsed.reason}"), False
         results = [episode.call(call.name, call.arguments) for call in parsed.calls]
         text = results[0] if len(results) == 1 else json.dumps(results, ensure_ascii=False)
-        return _clip(text), False
+        return clip(text), False
 
 
-def _clip(text: str) -> str:
+def clip(text: str) -> str:
+    """``text`` cut to the observation space's length, saying so."""
     if len(text) <= MAX_OBSERVATION_CHARS:
         return text
     note = "... [truncated]"
     return text[: MAX_OBSERVATION_CHARS - len(note)] + note
+
+
+class TextEnv(gym.Env):
+    """A task of the meeting_gym family, played through text.
+
+    ## Description
+    One item of the task per episode (a question, a hidden scenario): the first
+    observation is the question; tools, if the task has any, reveal what it hides;
+    the final answer is graded by the task's rubric. ``env.unwrapped.task`` is the
+    task; its class docstring describes the rules, the answer format and the rubric.
+
+    ## Action Space
+    Any string (``AnyText``, up to 1,048,576 characters). For a task without tools
+    (single turn) the string is the reply and ends the episode. For a task with tools:
+
+    * a tool call as JSON ``{"name": ..., "arguments": {...}}`` (arguments may be a
+      JSON-encoded string), optionally inside ``<tool_call>...</tool_call>``; several
+      calls (a JSON array, or several ``<tool_call>`` blocks, at most 32) run in
+      order in one turn;
+    * a final answer in the task's answer tag (``<answer>...</answer>`` unless the
+      task says otherwise), anywhere in the action: it ends the episode, even beside
+      tool calls (those are not run);
+    * anything else gets an ``error:`` observation saying which forms are accepted,
+      and uses the turn. So does a non-string action in any task.
+
+    ## Observation Space
+    A string (``AnyText``, up to 65,536 characters): the question at reset, then the
+    tool result (a JSON array of results for several calls), ``Answer received.``,
+    or an ``error:`` message.
+
+    ## Rewards
+    0 until the end; then the task's rubric: a weighted sum of named terms (every
+    term is in the final ``info``). Truncation without an answer scores 0.
+
+    ## Episode End
+    Terminated when an answer is given; truncated after ``max_turns`` turns without
+    one. After the end, ``step()`` raises ``RuntimeError`` until ``reset()`` (as in
+    every env of the family; Gymnasium leaves it undefined).
+
+    ## Information
+    ``reset`` returns the item's id (under the task's ``id_key``), ``difficulty``,
+    the task's own entries, ``turn`` (0), ``system_prompt`` and ``tools`` (OpenAI
+    function schemas; empty for a task without tools). Every step returns the id and
+    ``turn``; the last one adds every rubric term, ``reward``, ``gold``, ``answer``
+    (what was read from the reply, None if nothing) and ``answered``.
+
+    ## Arguments
+    ``gymnasium.make(ENV_ID, difficulty=None, max_turns=None, render_mode=None,
+    **task_settings)``: ``difficulty`` is one of the task's levels (None: its default
+    mix); ``max_turns`` defaults to the task's (1 for a single-turn task);
+    ``render_mode="ansi"`` prints the transcript. ``reset(options=...)`` takes
+    ``{"split": "eval", "index": 7}`` (plus ``"split_seed"``, default 42) for
+    ``load_split("eval", env=ENV_ID)[7]``, ``{"difficulty": ...}`` for the next draw,
+    and the task's own options. ``reset(seed=s)`` plays ``load_split("train",
+    seed=s)[0]`` and each following ``reset()`` the next training item.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    modes: ClassVar[tuple[str, ...]] = ("text",)
+
+    def __init__(
+        self,
+        task_class: str | type[Task[Any, Any]],
+        *,
+        mode: str = "text",
+        max_turns: int | None = None,
+        render_mode: str | None = None,
+        **config: Any,
+    ) -> None:
+        cls = load_object(task_class) if isinstance(task_class, str) else task_class
+        if not (isinstance(cls, type) and issubclass(cls, Task)):
+            raise ValueError(f"task_class must name a Task subclass, got {task_class!r}")
+        self.task = cls(**config)
+        if mode not in self.modes:
+            raise ValueError(f"unknown mode {mode!r}; choose one of {self.modes}")
+        if max_turns is None:
+            max_turns = self.task.max_turns
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            modes = self.metadata["render_modes"]
+            raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {modes}")
+        self.mode = mode
+        self.max_turns = max_turns
+        self.render_mode = render_mode
+        self.interface = self.make_interface(mode)
+        self.action_space = self.interface.action_space
+        self.observation_space = self.interface.observation_space
+        self.episode: Episode | None = None
+        self.turns = 0
+        self.transcript: list[tuple[str, str]] = []
+        self._stream_seed: int | None = None
+        self._stream_index = 0
+
+    @property
+    def difficulty(self) -> str | None:
+        return self.task.difficulty
+
+    def make_interface(self, mode: str) -> Any:
+        """The interface of ``mode`` (envs with more modes override this)."""
+        return TextInterface(self.task)
+
+    # ------------------------------------------------------------------ gym API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None or self._stream_seed is None:
+            # The env plays the train split of one seed, item after item; unseeded, that
+            # seed comes from np_random (which Gymnasium seeded from the OS).
+            self._stream_seed = int(seed) if seed is not None else self._random_seed()
+            self._stream_index = 0
+        item, truth = self._choose(options or {})
+        episode = Episode(self.task, item, truth)
+        observation = self.interface.begin(episode)
+        task = self.task
+        info: dict[str, Any] = {
+            task.id_key: episode.item_id,
+            "difficulty": task.item_difficulty(item),
+            **task.reset_info(item),
+            "turn": 0,
+            **self.interface.reset_info(),
+        }
+        self.episode = episode
+        self.turns = 0
+        self.transcript = [("question", task.question(item))]
+        return observation, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        episode = self.episode
+        if episode is None or episode.done or self.turns >= self.max_turns:
+            raise RuntimeError("the episode is over (or never started): call reset()")
+        interface = self.interface
+        observation, terminated = interface.apply(episode, action)
+        self.turns += 1
+        truncated = not terminated and self.turns >= self.max_turns
+        info: dict[str, Any] = {self.task.id_key: episode.item_id, "turn": self.turns}
+        info.update(interface.step_info())
+        self.transcript.append(("action", str(interface.last_action)))
+        if interface.last_result is not None:
+            self.transcript.append(("observation", interface.last_result))
+        reward = 0.0
+        if terminated or truncated:
+            info.update(episode.outcome())
+            reward = info["reward"]
+        return observation, reward, terminated, truncated, info
+
+    def render(self) -> Any:
+        if self.render_mode != "ansi" or self.episode is None:
+            return None
+        return self.render_transcript()
+
+    def render_transcript(self) -> str:
+        """The episode so far as text: question, actions, observations (and the grade)."""
+        lines = [f"[{kind}] {text}" for kind, text in self.transcript]
+        episode = self.episode
+        if episode is not None and (episode.done or self.turns >= self.max_turns):
+            outcome = episode.outcome()
+            terms = ", ".join(f"{k}={outcome[k]:g}" for k in self.task.rubric.names)
+            lines.append(f"[end] reward={outcome['reward']:g} ({terms}); gold={outcome['gold']}")
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ items
+
+    def _random_seed(self) -> int:
+        return int(self.np_random.integers(0, 2**63 - 1))
+
+    def _choose(self, options: dict[str, Any]) -> tuple[Any, Any]:
+        """The item to play and its truth (None: the episode computes it)."""
+        task = self.task
+        if not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+        unknown = set(options) - COMMON_OPTIONS - task.reset_options
+        if unknown:
+            known = ", ".join(sorted(COMMON_OPTIONS | task.reset_options))
+            names = ", ".join(sorted(map(repr, unknown)))
+            raise ValueError(f"unknown reset option(s) {names}; known: {known}")
+        own = task.load_item(options["item"]) if "item" in options else None
+        if task.reset_options & set(options):
+            if own is not None:
+                raise ValueError("reset options name two items: give one of them")
+            own = task.item_from_options(options)
+        addressed = options_item(task, options)
+        if own is not None and addressed is not None:
+            raise ValueError("reset options name two items: give one of them")
+        if own is not None:
+            return own, None
+        if addressed is not None:
+            return addressed
+        assert self._stream_seed is not None
+        index = self._stream_index
+        self._stream_index += 1
+        return draw(task, self._stream_seed, index, options.get("difficulty"))

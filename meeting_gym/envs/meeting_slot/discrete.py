@@ -32,6 +32,8 @@ from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 
 
 class DiscreteInterface:
+    name = "discrete"
+
     def __init__(
         self,
         obs: str = "grid",
@@ -61,7 +63,7 @@ class DiscreteInterface:
 
     def begin(self, episode: Episode) -> dict[str, Any]:
         """Start tracking ``episode``; returns the first observation."""
-        table, scenario = self.table, episode.scenario
+        table, scenario = self.table, episode.item
         self.revealed = Revealed(scenario, table)
         self.encoder = Encoder(self.encoding, self.revealed, self.max_turns)
         self.turns = 0
@@ -88,7 +90,7 @@ class DiscreteInterface:
     def apply(self, episode: Episode, action: Any) -> tuple[dict[str, Any], bool]:
         """Run one action; returns (observation, terminated)."""
         rev, encoder, table = self.revealed, self.encoder, self.table
-        if rev is None or encoder is None or rev.scenario is not episode.scenario:
+        if rev is None or encoder is None or rev.scenario is not episode.item:
             raise RuntimeError("call begin(episode) before apply()")
         self.turns += 1
         index = coerce_action(action, table.n)
@@ -98,7 +100,7 @@ class DiscreteInterface:
             self.last_result = f"error: action {action!r} is not an integer in 0..{table.n - 1}"
         else:
             if index not in self._calls:  # per-episode cache: names and dates are fixed
-                kind, payload = table.call(index, episode.scenario)
+                kind, payload = table.call(index, episode.item)
                 self._calls[index] = (kind, payload, table.describe_call(kind, payload))
             kind, payload, self.last_action = self._calls[index]
             if kind == "answer":
@@ -111,6 +113,16 @@ class DiscreteInterface:
                 self.last_result = episode.call(name, dict(arguments))
                 self._record(index, self.last_result)
         return encoder.observe(self.max_turns - self.turns), terminated
+
+    def reset_info(self) -> dict[str, Any]:
+        return {"action_mask": self.action_mask()}
+
+    def step_info(self) -> dict[str, Any]:
+        return {
+            "action": self.last_action,
+            "result": self.last_result,
+            "action_mask": self.action_mask(),
+        }
 
     def action_mask(self) -> np.ndarray:
         """A fresh int8 array, 1 where an action is allowed (see the module docstring)."""

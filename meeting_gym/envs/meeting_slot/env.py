@@ -1,36 +1,30 @@
-"""MeetingSlot-v0: find the earliest UTC start that fits every attendee."""
+"""MeetingSlot-v0: find the earliest UTC start that fits every attendee.
+
+The family's text shell (:class:`~meeting_gym.core.text_env.TextEnv`) plays
+:class:`~.task.MeetingSlotTask`; this class adds MeetingSlot's own discrete interface
+(the default mode), the action masks and the pictures of what has been revealed.
+"""
 
 from __future__ import annotations
 
-import random
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 
-from meeting_gym.core.episode import Episode
-from meeting_gym.core.text_env import TextInterface
+from meeting_gym.core.text_env import TextEnv
 from meeting_gym.envs.meeting_slot.discrete import DiscreteInterface
-from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
-from meeting_gym.envs.meeting_slot.domain.generator import (
-    DIFFICULTIES,
-    MAX_ATTENDEES,
-    MAX_WINDOW_DAYS,
-    generate_solved,
-)
-from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
-from meeting_gym.envs.meeting_slot.domain.solver import Solution, window_bounds
+from meeting_gym.envs.meeting_slot.domain.generator import MAX_ATTENDEES, MAX_WINDOW_DAYS
+from meeting_gym.envs.meeting_slot.domain.solver import window_bounds
 from meeting_gym.envs.meeting_slot.encoders import render as draw
 from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
 from meeting_gym.envs.meeting_slot.encoders.observations import ENCODINGS
 from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
-from meeting_gym.envs.meeting_slot.prompts import SYSTEM_PROMPT, question
-from meeting_gym.envs.meeting_slot.tools import TOOLSET
+from meeting_gym.envs.meeting_slot.task import MeetingSlotTask
 
 MODES = ("discrete", "text")
 
 
-class MeetingSlotEnv(gym.Env):
+class MeetingSlotEnv(TextEnv):
     """Find the earliest UTC start for a meeting that fits every attendee.
 
     ## Description
@@ -154,6 +148,10 @@ class MeetingSlotEnv(gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    modes: ClassVar[tuple[str, ...]] = MODES
+    policy_adapters: ClassVar[dict[str, str]] = {
+        "discrete": "meeting_gym.envs.meeting_slot.agents:TextPolicyAdapter"
+    }
 
     def __init__(
         self,
@@ -166,97 +164,39 @@ class MeetingSlotEnv(gym.Env):
         max_attendees: int = MAX_ATTENDEES,
         max_window_days: int = MAX_WINDOW_DAYS,
         grid_minutes: int = 15,
+        task_class: type[MeetingSlotTask] | str = MeetingSlotTask,
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
         if obs not in ENCODINGS:
             raise ValueError(f"unknown obs {obs!r}; choose one of {ENCODINGS}")
-        _check_difficulty(difficulty)
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"unknown render_mode {render_mode!r}")
-        self.mode = mode
-        self.difficulty = difficulty
-        self.max_turns = max_turns
-        self.render_mode = render_mode
         self.obs = obs
-        self.interface: TextInterface | DiscreteInterface
-        if mode == "text":
-            self.interface = TextInterface()
-        else:
-            self.interface = DiscreteInterface(
-                obs,
-                mask_repeats=mask_repeats,
-                max_attendees=max_attendees,
-                max_window_days=max_window_days,
-                grid_minutes=grid_minutes,
-                max_turns=max_turns,
-            )
-        self.action_space = self.interface.action_space
-        self.observation_space = self.interface.observation_space
-        self.episode: Episode | None = None
-        self.turns = 0
-        self.transcript: list[tuple[str, str]] = []
+        self._discrete_args = {
+            "mask_repeats": mask_repeats,
+            "max_attendees": max_attendees,
+            "max_window_days": max_window_days,
+            "grid_minutes": grid_minutes,
+        }
+        super().__init__(
+            task_class,
+            mode=mode,
+            max_turns=max_turns,
+            render_mode=render_mode,
+            difficulty=difficulty,
+        )
         self._seen: Revealed | None = None
         self._seen_calls = 0
+
+    def make_interface(self, mode: str) -> Any:
+        if mode == "discrete":
+            return DiscreteInterface(self.obs, max_turns=self.max_turns, **self._discrete_args)
+        return super().make_interface(mode)
 
     # ------------------------------------------------------------------ gym API
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
-        scenario, solution = self._choose(options or {})
-        episode = Episode(scenario, solution)
         self._seen, self._seen_calls = None, 0
-        info: dict[str, Any] = {
-            "scenario_id": scenario.id,
-            "difficulty": scenario.difficulty,
-            "request": {
-                "duration_minutes": scenario.duration_minutes,
-                "window_start": scenario.window_start.isoformat(),
-                "window_days": scenario.window_days,
-            },
-            "turn": 0,
-        }
-        if isinstance(self.interface, DiscreteInterface):
-            observation: Any = self.interface.begin(episode)
-            self.transcript = [("question", question(scenario))]
-            info["action_mask"] = self.interface.action_mask()
-        else:
-            observation = question(scenario)
-            self.transcript = [("question", observation)]
-            info["system_prompt"] = SYSTEM_PROMPT
-            info["tools"] = TOOLSET.schemas()
-        self.episode = episode
-        self.turns = 0
-        return observation, info
-
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        episode = self.episode
-        if episode is None or episode.done or self.turns >= self.max_turns:
-            raise RuntimeError("the episode is over (or never started): call reset()")
-        observation, terminated = self.interface.apply(episode, action)
-        self.turns += 1
-        truncated = not terminated and self.turns >= self.max_turns
-        info: dict[str, Any] = {"scenario_id": episode.scenario.id, "turn": self.turns}
-        if isinstance(self.interface, DiscreteInterface):
-            interface = self.interface
-            info["action"] = interface.last_action
-            info["result"] = interface.last_result
-            info["action_mask"] = interface.action_mask()
-            self.transcript.append(("action", str(interface.last_action)))
-            if interface.last_result is not None:
-                self.transcript.append(("observation", interface.last_result))
-        else:
-            self.transcript.append(("action", action if isinstance(action, str) else repr(action)))
-            self.transcript.append(("observation", observation))
-        reward = 0.0
-        if terminated or truncated:
-            info.update(episode.outcome())
-            reward = info["reward"]
-        return observation, reward, terminated, truncated, info
+        return super().reset(seed=seed, options=options)
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None or self.episode is None:
@@ -283,7 +223,7 @@ class MeetingSlotEnv(gym.Env):
         """Readable text for a discrete action index, e.g. ``get_busy(Ava, 2024-03-11)``."""
         if not isinstance(self.interface, DiscreteInterface):
             raise RuntimeError("describe() exists in discrete mode only")
-        scenario = None if self.episode is None else self.episode.scenario
+        scenario = None if self.episode is None else self.episode.item
         return self.interface.table.describe(int(action), scenario)
 
     # ------------------------------------------------------------------ helpers
@@ -292,7 +232,7 @@ class MeetingSlotEnv(gym.Env):
         """The revealed state to draw, the answer cell and (at the end) the gold cell."""
         episode = self.episode
         assert episode is not None
-        scenario = episode.scenario
+        scenario = episode.item
         if isinstance(self.interface, DiscreteInterface):
             assert self.interface.revealed is not None
             seen, table = self.interface.revealed, self.interface.table
@@ -319,35 +259,10 @@ class MeetingSlotEnv(gym.Env):
         answer = cell(episode.answer)
         gold = None
         if episode.done or self.turns >= self.max_turns:
-            solution_gold = episode.solution.gold
+            solution_gold = episode.truth.gold
             if solution_gold is None:
                 gold = -1
             else:
                 offset = solution_gold - window_bounds(scenario)[0]
                 gold = offset // table.grid_seconds
         return seen, answer, gold
-
-    def _choose(self, options: dict[str, Any]) -> tuple[Scenario, Solution | None]:
-        """The scenario to play and, for a generated one, its Solution (None: not solved yet)."""
-        unknown = set(options) - {"scenario", "scenario_id", "difficulty"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s): {', '.join(sorted(unknown))}")
-        if "scenario" in options:
-            given = options["scenario"]
-            return (given if isinstance(given, Scenario) else Scenario.from_dict(given)), None
-        if "scenario_id" in options:
-            key = options["scenario_id"]
-            if key not in CURATED_BY_ID:
-                raise ValueError(
-                    f"unknown curated scenario_id {key!r}; known: {', '.join(CURATED_BY_ID)}"
-                )
-            return CURATED_BY_ID[key], None
-        difficulty = options.get("difficulty", self.difficulty)
-        _check_difficulty(difficulty)
-        seed = int(self.np_random.integers(0, 2**63 - 1))
-        return generate_solved(random.Random(seed), difficulty)
-
-
-def _check_difficulty(difficulty: str | None) -> None:
-    if difficulty is not None and difficulty not in DIFFICULTIES:
-        raise ValueError(f"unknown difficulty {difficulty!r}; choose None or one of {DIFFICULTIES}")

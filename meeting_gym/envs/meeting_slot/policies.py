@@ -1,4 +1,4 @@
-"""Reference policies acting through the text interface: gold, naive and random.
+"""MeetingSlot's reference policies, acting through the text interface: gold, naive, random.
 
 A policy sees only what an agent sees: the question's ``request`` (duration and
 window, as stated in the question) and the tool results. ``gold`` rebuilds the
@@ -15,6 +15,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from meeting_gym.agentkit import format_answer, format_tool_call
+from meeting_gym.agents.policies import Policy
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve
 from meeting_gym.envs.meeting_slot.domain.timeutil import (
@@ -23,18 +24,6 @@ from meeting_gym.envs.meeting_slot.domain.timeutil import (
     parse_hm,
     utc_midnight,
 )
-
-
-class Policy:
-    """Base class: ``reset`` with the first observation and info, then ``act`` per turn."""
-
-    name = "policy"
-
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
-        raise NotImplementedError
-
-    def act(self, observation: str) -> str:
-        raise NotImplementedError
 
 
 def _dates(request: dict[str, Any]) -> list[str]:
@@ -163,16 +152,3 @@ class RandomPolicy(Policy):
         if tool == "get_busy":
             args["date"] = rng.choice(_dates(self.request))
         return format_tool_call(tool, args)
-
-
-POLICIES: dict[str, type[Policy]] = {
-    "gold": GoldPolicy,
-    "naive": NaivePolicy,
-    "random": RandomPolicy,
-}
-
-
-def make_policy(name: str, seed: int | None = None) -> Policy:
-    if name not in POLICIES:
-        raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
-    return RandomPolicy(seed) if name == "random" else POLICIES[name]()

@@ -1,4 +1,4 @@
-"""The terminal rubric of MeetingSlot, identical for every interface.
+"""The terminal rubric of MeetingSlot, identical for every interface (no gymnasium here).
 
 ``reward = 1.0 * exact_match + 0.2 * format + 0.2 * partial_credit``
 
@@ -14,15 +14,14 @@ neither exact nor valid.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date
 from functools import cache
 
 from meeting_gym.agentkit.protocol import extract_answer
+from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.envs.meeting_slot.domain.solver import Solution
 from meeting_gym.envs.meeting_slot.domain.timeutil import DAY, day_number
 
-WEIGHTS = {"exact_match": 1.0, "format": 0.2, "partial_credit": 0.2}
 PARTIAL = 0.5
 NONE = "NONE"
 
@@ -34,24 +33,10 @@ _INSTANT = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Grade:
-    exact_match: float
-    format: float
-    partial_credit: float
-    reward: float
-
-    def as_dict(self) -> dict[str, float]:
-        # Spelled out: dataclasses.asdict deep-copies recursively, on every episode end.
-        return {
-            "exact_match": self.exact_match,
-            "format": self.format,
-            "partial_credit": self.partial_credit,
-            "reward": self.reward,
-        }
-
-
-ZERO = Grade(0.0, 0.0, 0.0, 0.0)
+RUBRIC = Rubric(
+    Term("exact_match", 1.0, "exact"), Term("format", 0.2), Term("partial_credit", 0.2, "partial")
+)
+ZERO = RUBRIC.zero
 
 
 def parse_answer(text: str) -> int | str | None:
@@ -90,9 +75,7 @@ def score(answer: int | str | None, solution: Solution, *, has_format: bool) -> 
 @cache
 def _grade(exact: float, fmt: float, partial: float) -> Grade:
     """The weighted grade; a Grade is immutable and there are only a few, so each is built once."""
-    reward = WEIGHTS["exact_match"] * exact + WEIGHTS["format"] * fmt
-    reward += WEIGHTS["partial_credit"] * partial
-    return Grade(exact, fmt, partial, round(reward, 10))
+    return RUBRIC.grade(exact_match=exact, format=fmt, partial_credit=partial)
 
 
 def grade(text: str, solution: Solution) -> Grade:

@@ -1,0 +1,208 @@
+"""``--policy openai``: evaluate an OpenAI-compatible model on any text env of the family.
+
+The agent is :class:`~meeting_gym.agentkit.llm.LLMAgent` (generic); the episodes run
+through the one evaluation runner (:func:`~meeting_gym.agents.evaluate.evaluate`).
+This module holds the command-line options, the client set-up, the ``--out`` JSONL
+row and the table lines that only an LLM run has. ``openai`` is imported lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy, make_client
+from meeting_gym.agentkit.messages import TOOL_PROTOCOLS
+from meeting_gym.agents.evaluate import (
+    DEFAULT_ENV,
+    EpisodeResult,
+    evaluate,
+    format_table,
+    summarize,
+)
+from meeting_gym.core.rubric import Rubric
+
+POLICY_NAME = "openai"
+DEFAULT_CONCURRENCY = 4
+
+
+def add_cli_options(parser: argparse.ArgumentParser) -> None:
+    """The ``eval`` options used by ``--policy openai``."""
+    group = parser.add_argument_group(
+        "LLM policy (--policy openai)",
+        "evaluate a model behind any OpenAI-compatible endpoint (vLLM, Ollama, hosted APIs)",
+    )
+    group.add_argument("--model", help="model name sent to the server")
+    group.add_argument(
+        "--base-url", default=None, help="e.g. http://localhost:8000/v1 (default: OpenAI)"
+    )
+    group.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key (default: OPENAI_API_KEY)",
+    )
+    group.add_argument("--temperature", type=float, default=None)
+    group.add_argument("--max-tokens", type=int, default=None, help="per model reply")
+    group.add_argument("--tool-protocol", choices=TOOL_PROTOCOLS, default="native")
+    group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    group.add_argument(
+        "--retries",
+        type=int,
+        default=5,
+        help="retries of a request after its first attempt fails with 429, 408/409, 5xx, "
+        "a timeout or a lost connection (default 5; 0 = no retry)",
+    )
+    group.add_argument(
+        "--retry-base-delay", type=float, default=1.0, help="backoff base in seconds"
+    )
+    group.add_argument(
+        "--extra-body",
+        default=None,
+        help="JSON object merged into each request body, e.g. "
+        '\'{"chat_template_kwargs": {"enable_thinking": false}}\' for vLLM',
+    )
+
+
+def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
+    """Check the LLM options and return a maker of agents sharing one client.
+
+    Raises ``ValueError`` with a one-line reason before any request is sent.
+    """
+    if not args.model:
+        raise ValueError("--policy openai needs --model NAME")
+    if args.retries < 0:
+        raise ValueError(f"--retries must be at least 0, got {args.retries}")
+    extra_request = None
+    if args.extra_body:
+        try:
+            extra_body = json.loads(args.extra_body)
+        except ValueError as exc:
+            raise ValueError(f"--extra-body is not JSON: {exc}") from exc
+        if not isinstance(extra_body, dict):
+            raise ValueError("--extra-body must be a JSON object")
+        extra_request = {"extra_body": extra_body}
+    api_key = os.environ.get(args.api_key_env)
+    if not api_key:
+        print(
+            f"meeting-gym: {args.api_key_env} is not set; sending the placeholder key EMPTY",
+            file=sys.stderr,
+        )
+        api_key = "EMPTY"
+    client = make_client(args.base_url, api_key, timeout=args.timeout)
+    retry = RetryPolicy(attempts=args.retries + 1, base_delay=args.retry_base_delay)
+
+    def make() -> LLMAgent:
+        return LLMAgent(
+            client,
+            args.model,
+            tool_protocol=args.tool_protocol,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            retry=retry,
+            extra_request=extra_request,
+        )
+
+    return make
+
+
+def row(result: EpisodeResult) -> dict[str, Any]:
+    """The ``--out`` JSONL row: ids, answer, gold, breakdown, counts, usage, error, transcript."""
+    extra = result.extra
+    return {
+        "item_id": result.item_id,
+        "difficulty": result.difficulty,
+        "rollout": result.rollout,
+        "answer": result.answer,
+        "gold": result.gold,
+        "breakdown": None if result.error else {**result.terms, "reward": result.reward},
+        "turns": result.turns,
+        "tool_calls": result.tool_calls,
+        "truncated": result.truncated,
+        "requests": extra.get("requests", 0),
+        "retries": extra.get("retries", 0),
+        "usage": extra.get("usage"),
+        "finish_reasons": extra.get("finish_reasons", []),
+        "error": result.error,
+        "transcript": extra.get("transcript", []),
+    }
+
+
+def totals(results: Sequence[EpisodeResult]) -> dict[str, Any]:
+    """Requests, retries and summed token usage (None if the server never reported any)."""
+    usages = [r.extra["usage"] for r in results if r.extra.get("usage") is not None]
+    return {
+        "requests": sum(r.extra.get("requests", 0) for r in results),
+        "retries": sum(r.extra.get("retries", 0) for r in results),
+        "usage": {key: sum(u[key] for u in usages) for key in usages[0]} if usages else None,
+    }
+
+
+def table_lines(summary: dict[str, Any]) -> list[str]:
+    """The lines an LLM run adds to the table: requests, retries, tokens."""
+    lines = [
+        f"{'requests':<16}{summary['requests']} "
+        f"({summary['retries']} retries after 429/5xx/timeouts)"
+    ]
+    usage = summary["usage"]
+    if usage is not None:
+        lines.append(
+            f"{'tokens':<16}{usage['prompt_tokens']} prompt, "
+            f"{usage['completion_tokens']} completion"
+        )
+    return lines
+
+
+def evaluate_llm(
+    client: Any,
+    model: str,
+    items: Sequence[Any],
+    *,
+    env: str = DEFAULT_ENV,
+    tool_protocol: str = "native",
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    retry: RetryPolicy | None = None,
+    extra_request: dict[str, Any] | None = None,
+    max_concurrent: int = DEFAULT_CONCURRENCY,
+    **runner: Any,
+) -> list[EpisodeResult]:
+    """:func:`~meeting_gym.agents.evaluate.evaluate` with an :class:`LLMAgent` per worker.
+
+    ``runner`` takes the runner's other keywords (``rollouts``, ``seed``, ``max_turns``,
+    ``on_result``, ...). Each result's ``extra`` holds the agent's :meth:`~LLMAgent.report`.
+    """
+
+    def make() -> LLMAgent:
+        return LLMAgent(
+            client,
+            model,
+            tool_protocol=tool_protocol,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            retry=retry,
+            extra_request=extra_request,
+        )
+
+    return evaluate(make, items, env=env, max_concurrent=max_concurrent, **runner)
+
+
+def llm_summary(results: Sequence[EpisodeResult]) -> dict[str, Any]:
+    """:func:`~meeting_gym.agents.evaluate.summarize` plus requests, retries and tokens."""
+    summary = summarize(results)
+    summary.update(totals(results))
+    return summary
+
+
+def format_llm_table(
+    summary: dict[str, Any],
+    title: str,
+    rows: Sequence[EpisodeResult] = (),
+    *,
+    rubric: Rubric | None = None,
+) -> str:
+    """The evaluation table with the LLM lines (:func:`table_lines`) after the counts."""
+    return format_table(summary, title, rows, rubric=rubric, extra=table_lines(summary))

@@ -1,0 +1,50 @@
+"""Saved MaskablePPO models as agents of any env with discrete actions and masks.
+
+torch and sb3-contrib are imported only when a model is loaded
+(``pip install "meeting-gym[rl]"``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+class MaskablePPOAgent:
+    """A MaskablePPO model acting greedily under ``info["action_mask"]`` (see :func:`load_ppo`)."""
+
+    def __init__(self, model: Any, name: str = "ppo", deterministic: bool = True) -> None:
+        self.model = model
+        self.deterministic = deterministic
+        self.name = name
+        spaces = getattr(model.observation_space, "spaces", {})
+        # the observation encoding the model was trained on, for MeetingSlot's obs= kwarg
+        self.obs = "raw" if "zone" in set(spaces) else "grid"
+
+    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
+        return None
+
+    def act(self, observation: Any, info: dict[str, Any]) -> int:
+        action, _ = self.model.predict(
+            observation,
+            action_masks=info["action_mask"].astype(bool),
+            deterministic=self.deterministic,
+        )
+        return int(action)
+
+
+def load_ppo(path: str) -> MaskablePPOAgent:
+    """Load a model saved by ``MaskablePPO.save`` (imports sb3-contrib and torch here)."""
+    if not Path(path).is_file() and not Path(f"{path}.zip").is_file():
+        raise ValueError(f"no saved model at {path!r}")
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(
+            "evaluating a PPO model needs sb3-contrib: pip install 'meeting-gym[rl]'"
+        ) from exc
+    try:
+        model = MaskablePPO.load(path, device="cpu")
+    except Exception as exc:  # a zip that is not a MaskablePPO model, for instance
+        raise ValueError(f"could not load a MaskablePPO model from {path!r}: {exc}") from exc
+    return MaskablePPOAgent(model, name=f"ppo:{path}")

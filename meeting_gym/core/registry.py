@@ -1,0 +1,84 @@
+"""The one list of what exists: env ids, their tasks, and Gymnasium registration.
+
+``meeting_gym/__init__.py`` calls :func:`register_env` once per env id. A text task
+needs no env class of its own: it is played by the generic
+:class:`~meeting_gym.core.text_env.TextEnv`, whose ``task_class`` kwarg names the task.
+Task modules are imported only when an env or task is made, so ``import meeting_gym``
+stays light however many environments there are.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymnasium.envs.registration import register, registry
+
+from meeting_gym.core.task import Task
+
+TEXT_ENV = "meeting_gym.core.text_env:TextEnv"
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One registered env id: its task (``"module:Class"``) and its registered kwargs."""
+
+    env_id: str
+    task: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+ENVS: dict[str, EnvEntry] = {}
+
+
+def register_env(env_id: str, task: str, *, entry_point: str = TEXT_ENV, **kwargs: Any) -> None:
+    """Register ``env_id`` with Gymnasium and with the family's list of envs.
+
+    ``task`` is the task class as ``"module:Class"``; ``entry_point`` the env class
+    (default: the generic text env, which then gets ``task_class=task``); ``kwargs``
+    are the id's fixed ``gym.make`` arguments.
+    """
+    ENVS[env_id] = EnvEntry(env_id, task, dict(kwargs))
+    if env_id in registry:  # a reload of the package must not warn about re-registration
+        return
+    make_kwargs = dict(kwargs)
+    if entry_point == TEXT_ENV:
+        make_kwargs["task_class"] = task
+    # no max_episode_steps: every env truncates after its own max_turns
+    register(id=env_id, entry_point=entry_point, kwargs=make_kwargs)
+
+
+def load_object(path: str) -> Any:
+    """Import ``"package.module:Name"``."""
+    module, _, name = path.partition(":")
+    if not module or not name:
+        raise ValueError(f"expected 'module:Name', got {path!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def entry(env_id: str) -> EnvEntry:
+    """The registered entry of ``env_id``; ``ValueError`` naming the known ids otherwise."""
+    if env_id not in ENVS:
+        known = ", ".join(ENVS) or "none"
+        raise ValueError(f"unknown env {env_id!r}; registered envs: {known}")
+    return ENVS[env_id]
+
+
+def task_class(env_id: str) -> type[Task[Any, Any]]:
+    """The task class behind ``env_id`` (imports its module)."""
+    return load_object(entry(env_id).task)
+
+
+def make_task(env: str | Task[Any, Any], **config: Any) -> Task[Any, Any]:
+    """A task for ``env`` (an env id or a task already made) with ``config``.
+
+    The task remembers its env id (``task.env_id``), which exported rows carry.
+    """
+    if isinstance(env, Task):
+        if config:
+            raise ValueError("pass configuration either in the task or as keywords, not both")
+        return env
+    task = task_class(env)(**config)
+    task.env_id = env
+    return task

@@ -1,0 +1,202 @@
+"""The seam of the family: what one environment is made of, and nothing more.
+
+A new text environment is one :class:`Task` subclass (plus its domain modules) and one
+registration line in ``meeting_gym/__init__.py``. The task says how items are drawn
+and identified, what the agent is told, which tools it has, and how a final message
+is graded. Everything generic is written once around it:
+
+* :class:`~meeting_gym.core.text_env.TextEnv` plays a task as a Gymnasium env (text
+  actions and observations, tool calls, ``max_turns``, reset options);
+* :mod:`~meeting_gym.core.splits` turns ``generate`` into seeded, addressable splits
+  (``train`` / ``eval`` / ``curated``) and JSONL rows;
+* :mod:`~meeting_gym.agents.evaluate` runs any policy on any registered env and prints
+  the task's rubric terms; the CLI and the registry tests take every registered env.
+
+Nothing here imports gymnasium: a task is plain Python and is tested directly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from meeting_gym.core.rubric import Grade, Rubric
+
+if TYPE_CHECKING:
+    from meeting_gym.agentkit.tools import ToolSet
+
+Item = TypeVar("Item")
+Truth = TypeVar("Truth")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A task's own keyword argument (beyond ``difficulty``): ``gym.make`` kwarg and CLI flag.
+
+    ``choices`` limits the values; ``kind`` converts a CLI string (``str`` or ``int``).
+    The CLI spells it ``--name-with-dashes``.
+    """
+
+    name: str
+    help: str
+    choices: tuple[Any, ...] | None = None
+    kind: type = str
+
+
+class Task(Generic[Item, Truth]):
+    """Base class of every environment's task.
+
+    Class attributes a subclass sets:
+
+    * ``summary``: one line, shown by ``meeting-gym envs``;
+    * ``difficulties``: the values of the ``difficulty`` option (``None`` draws the
+      task's default mix);
+    * ``rubric``: the named, weighted terms of the grade;
+    * ``max_reward``: the best reward an episode can earn (the ``reference_policy``
+      earns it on every curated item; the registry tests check it);
+    * ``toolset``: the tools of a multi-turn task, or None for a single-turn task (every
+      reply is the final answer);
+    * ``answer_tag``: the tag that marks a final answer in a multi-turn action;
+    * ``max_turns``: the default turn budget;
+    * ``id_key``: the ``info`` key that carries the item's id;
+    * ``policies``: reference policies by name, as ``"module:Class"`` strings (imported
+      only when used); ``reference_policy`` names the best of them;
+    * ``reset_options``: names of the task's own ``reset(options=...)`` entries, read
+      by :meth:`item_from_options`;
+    * ``settings``: the task's own configuration keywords (:class:`Setting`), which
+      ``__init__`` takes and validates and the CLI offers as flags;
+    * ``bench``: ``"module:function"`` giving the env's rows of ``meeting-gym bench``
+      (None: the generic rows of :func:`meeting_gym.bench.default_plan`).
+
+    ``Item`` is whatever the task plays (a scenario, a question); ``Truth`` is what
+    :meth:`truth` derives from it once per episode (the gold answer and the checker
+    behind partial credit), so that both come from one computation.
+    """
+
+    summary: ClassVar[str] = ""
+    difficulties: ClassVar[tuple[str, ...]] = ()
+    rubric: ClassVar[Rubric]
+    max_reward: ClassVar[float]
+    toolset: ClassVar[ToolSet | None] = None
+    answer_tag: ClassVar[str] = "answer"
+    max_turns: ClassVar[int] = 40
+    id_key: ClassVar[str] = "item_id"
+    policies: ClassVar[Mapping[str, str]] = {}
+    reference_policy: ClassVar[str] = "gold"
+    reset_options: ClassVar[frozenset[str]] = frozenset()
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    bench: ClassVar[str | None] = None
+    env_id: str | None = None
+    """The registered env id this task was made for (set by ``make_task``)."""
+
+    def __init__(self, difficulty: str | None = None) -> None:
+        self.difficulty = self.check_difficulty(difficulty)
+
+    # ------------------------------------------------------------------ configuration
+
+    def check_difficulty(self, difficulty: Any) -> str | None:
+        """``difficulty`` if it is None or one of :attr:`difficulties`, else ``ValueError``."""
+        if difficulty is not None and difficulty not in self.difficulties:
+            raise ValueError(
+                f"unknown difficulty {difficulty!r}; choose None or one of "
+                f"{', '.join(self.difficulties)}"
+            )
+        return difficulty
+
+    def check_setting(self, name: str, value: Any) -> Any:
+        """``value`` if it is allowed for the setting ``name``, else ``ValueError`` naming both."""
+        setting = next((s for s in self.settings if s.name == name), None)
+        if setting is None:
+            raise ValueError(f"{type(self).__name__} has no setting {name!r}")
+        if setting.choices is not None and value not in setting.choices:
+            allowed = ", ".join(map(repr, setting.choices))
+            raise ValueError(f"unknown {name} {value!r}; choose one of {allowed}")
+        return value
+
+    def config(self) -> dict[str, Any]:
+        """The keyword arguments this task was made with (subclasses add their own)."""
+        return {"difficulty": self.difficulty}
+
+    def cache_key(self) -> tuple[Any, ...]:
+        """What identifies the items this task draws: its class and configuration."""
+        cls = type(self)
+        return (f"{cls.__module__}:{cls.__qualname__}", tuple(sorted(self.config().items())))
+
+    # ------------------------------------------------------------------ items
+
+    def generate(self, rng: random.Random, difficulty: str | None) -> Item:
+        """Draw one item from ``rng`` (and nothing else): same rng state, same item.
+
+        ``difficulty`` None means the task's default mix.
+        """
+        raise NotImplementedError
+
+    def generate_solved(self, rng: random.Random, difficulty: str | None) -> tuple[Item, Truth]:
+        """:meth:`generate` and the item's :meth:`truth`; override when drawing solves anyway."""
+        item = self.generate(rng, difficulty)
+        return item, self.truth(item)
+
+    def curated(self) -> Sequence[Item]:
+        """The hand-picked items of the ``curated`` split, in order."""
+        return ()
+
+    def key(self, item: Item) -> str:
+        """The item's id: equal items, equal ids (deduplication, held-out split, tables)."""
+        raise NotImplementedError
+
+    def item_difficulty(self, item: Item) -> str | None:
+        """The difficulty label of an item (None if it has none)."""
+        return getattr(item, "difficulty", None)
+
+    def accepts(self, item: Item, difficulty: str | None) -> bool:
+        """Whether a curated item belongs to splits of this configuration and ``difficulty``."""
+        return difficulty is None or self.item_difficulty(item) == difficulty
+
+    def load_item(self, value: Any) -> Item:
+        """An item from the ``item`` reset option: an item as is, or its dict form.
+
+        Raises ``ValueError`` naming what is wrong with a malformed one.
+        """
+        raise ValueError(f"{type(self).__name__} does not load items")
+
+    def item_from_options(self, options: Mapping[str, Any]) -> Item | None:
+        """The item named by the task's own reset options, or None if they name none."""
+        return None
+
+    # ------------------------------------------------------------------ ground truth
+
+    def rubric_for(self, item: Item) -> Rubric:
+        """The rubric that grades ``item`` (override when weights depend on the item)."""
+        return self.rubric
+
+    def truth(self, item: Item) -> Truth:
+        """What the gold answer and the grader are read from (computed once per episode)."""
+        raise NotImplementedError
+
+    def gold(self, item: Item, truth: Truth) -> str:
+        """The gold answer, as an answer block's content."""
+        raise NotImplementedError
+
+    def grade(self, item: Item, truth: Truth, text: str) -> tuple[Grade, str | None]:
+        """Grade a final message: the grade and the answer read from it (None: no answer)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ what the agent sees
+
+    def question(self, item: Item) -> str:
+        """The first observation."""
+        raise NotImplementedError
+
+    def system_prompt(self) -> str:
+        """The system prompt for LLM agents (rules, answer format, tool protocol)."""
+        raise NotImplementedError
+
+    def reset_info(self, item: Item) -> dict[str, Any]:
+        """Task entries of ``reset``'s info (the id and ``difficulty`` are added for you)."""
+        return {}
+
+    def row_info(self, item: Item) -> dict[str, Any]:
+        """The ``info`` of an exported JSONL row: what a trainer needs to grade it again."""
+        return {}
