@@ -6,6 +6,7 @@ torch and sb3-contrib are imported only when a model is loaded
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ def load_ppo(path: str) -> MaskablePPOAgent:
         ) from exc
     try:
         model = MaskablePPO.load(path, device="cpu")
-    except Exception as exc:  # a zip that is not a MaskablePPO model, for instance
-        raise ValueError(f"could not load a MaskablePPO model from {path!r}: {exc}") from exc
+    except (AssertionError, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        # SB3 reports a bad file with asserts and "Error: ..." messages: one plain reason
+        reason = str(exc).removeprefix("Error: ") or type(exc).__name__
+        raise ValueError(f"could not load a MaskablePPO model from {path!r}: {reason}") from exc
     return MaskablePPOAgent(model, name=f"ppo:{path}")

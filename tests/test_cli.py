@@ -1,0 +1,155 @@
+"""The command line as a newcomer meets it: every env, one-line errors, honest exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import meeting_gym
+from meeting_gym.cli import main
+from meeting_gym.core.registry import ENVS, task_class
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed-style entry point in a child process, as a user would run it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "meeting_gym.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def one_line_error(done: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("meeting-gym: error: "), done.stderr
+    assert fragment in lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["export", "--out", "DIR_THAT_DOES_NOT_EXIST/x.jsonl"], "does not exist"),
+        (["export", "--out", "/tmp"], "is a directory"),
+        (["eval", "-n", "0"], "no episodes"),
+        (["eval", "--split", "curated", "--difficulty", "expert"], "has no items"),
+        (["eval", "--policy", "ppo:README.md"], "could not load a MaskablePPO model"),
+        (["eval", "--policy", "ppo:no/such/model.zip"], "no saved model"),
+        (["eval", "--policy", "openai"], "--model"),
+    ],
+)
+def test_user_errors_are_one_line_and_non_zero(args, fragment):
+    done = run_cli(*args)
+    one_line_error(done, fragment)
+    assert "error: Error" not in done.stderr
+
+
+def test_unknown_policy_lists_every_kind(capsys):
+    assert main(["eval", "--policy", "nonsense"]) == 2
+    err = capsys.readouterr().err
+    for name in ("gold", "naive", "random", "ppo:PATH", "openai"):
+        assert name in err
+
+
+def test_usage_errors_show_the_subcommand_usage(capsys):
+    assert main(["eval", "-n", "-3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: meeting-gym eval") and "non-negative" in err
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"meeting-gym {meeting_gym.__version__}"
+
+
+def test_envs_lists_every_registered_env_on_one_line_each(capsys):
+    assert main(["envs"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[0] for line in lines] == list(ENVS)
+    for line, env_id in zip(lines, ENVS, strict=True):
+        assert task_class(env_id).summary in line
+
+
+def test_unknown_env_is_a_usage_error(capsys):
+    assert main(["eval", "--env", "Nope-v0"]) == 2
+    assert "invalid choice: 'Nope-v0'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("env_id", list(ENVS))
+def test_eval_json_has_the_family_keys_and_every_rubric_term(env_id, capsys):
+    assert main(["eval", "--env", env_id, "--policy", "gold", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    cls = task_class(env_id)
+    assert (payload["env"], payload["policy"], payload["split"]) == (env_id, "gold", "curated")
+    assert payload["n"] == len(cls().curated()) and payload["reward"] == pytest.approx(
+        cls.max_reward
+    )
+    assert payload["terms"] == list(cls.rubric.names)
+    for name in cls.rubric.names:
+        assert isinstance(payload[name], float)
+
+
+@pytest.mark.parametrize("env_id", list(ENVS))
+def test_the_table_shows_the_env_and_its_terms(env_id, capsys):
+    assert main(["eval", "--env", env_id, "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert f"env={env_id}" in out.splitlines()[0]
+    for term in task_class(env_id).rubric.terms:
+        assert f"\n{term.column:<16}" in out
+
+
+def test_eval_out_writes_a_row_per_episode(tmp_path, capsys):
+    out = tmp_path / "rows.jsonl"
+    assert main(["eval", "-n", "4", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 4 and all(r["reward"] == pytest.approx(1.2) for r in rows)
+    assert {"item_id", "gold", "answer", "exact_match", "format", "partial_credit"} <= set(rows[0])
+
+
+@pytest.mark.parametrize("env_id", list(ENVS))
+def test_export_rows_carry_their_reset_options(env_id, tmp_path, capsys):
+    out = tmp_path / "train.jsonl"
+    assert main(["export", "--env", env_id, "--split", "train", "-n", "5", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["options"]["index"] for r in rows] == list(range(5))
+    assert all(r["env"] == env_id and r["options"]["split"] == "train" for r in rows)
+
+
+def test_a_closed_pipe_ends_quietly():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        f"{sys.executable} -m meeting_gym.cli eval --verbose | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert done.stdout.startswith("meeting-gym eval")
+
+
+def test_llm_example_rejects_an_unknown_scenario_without_a_traceback():
+    pytest.importorskip("openai")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "llm_agent.py"), "--model", "m"]
+        + ["--scenario", "nosuch"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "invalid choice: 'nosuch'" in done.stderr
