@@ -90,7 +90,7 @@ FRAGMENTS = st.sampled_from(
 TAGGY_TEXT = st.lists(FRAGMENTS | st.text(max_size=4), max_size=12).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(TAGGY_TEXT)
 def test_extract_agrees_with_the_lazy_regex_oracle(text):
     assert extract(text) == oracle(text)
@@ -109,6 +109,7 @@ PATHOLOGICAL = {
     "mixed-case": megabyte("<AnSwEr></aNsWe"),
     "long-content": megabyte("a", head="<answer>", tail="</answer>"),
     "whitespace": megabyte(" \n", head="<answer>", tail="</answer>"),
+    "digits": megabyte("9", head="<answer>", tail="</answer>"),
 }
 
 
@@ -118,9 +119,12 @@ def test_extract_is_linear_on_a_megabyte_of_pathological_text(name):
     assert len(text) >= 1_000_000
     started = time.perf_counter()
     content = extract(text)
-    terms = score(content, "2024-02-29", "add_days")
+    terms = [score(content, gold, task) for gold, task in (("2024-02-29", "add_days"),
+             ("-12", "days_between"), ("Monday", "weekday"))]  # fmt: skip
     assert time.perf_counter() - started < 0.5  # the lazy regex needs minutes on some
-    assert terms[0] == 0.0
+    # a block of a million digits is a block, and no int() of it is attempted
+    assert {t[1:] for t in terms} == ({(1.0, 0.0)} if content is not None else {(0.0, 0.0)})
+    assert all(t[0] == 0.0 for t in terms)
 
 
 # --- 3.2 normalisation and 3.3 exact match ---------------------------------------------------
@@ -404,7 +408,7 @@ GOLDS = [(item.gold, item.task_type) for item in CURATED] + [
 ANY_TEXT = st.text() | TAGGY_TEXT | st.builds(lambda t: f"<answer>{t}</answer>", st.text())
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(text=ANY_TEXT, case=st.sampled_from(GOLDS))
 def test_any_text_scores_within_bounds(text, case):
     gold, task_type = case
@@ -423,7 +427,7 @@ OPEN_TAG = st.sampled_from(["<answer>", "<ANSWER>", "<Answer>", f"<an{LONG_S}wer
 CLOSE_TAG = st.sampled_from(["</answer>", "</ANSWER>", "</answeR>", f"</AN{LONG_S}WER>"])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(
     prefix=st.text(),
     suffix=st.text() | TAGGY_TEXT,

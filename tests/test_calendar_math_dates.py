@@ -142,7 +142,7 @@ _GENERATED: dict[str, list[Item]] = {}
 def generated(difficulty: str) -> list[Item]:
     if difficulty not in _GENERATED:
         rng = random.Random(f"gold-{difficulty}")
-        _GENERATED[difficulty] = [generate(rng, difficulty) for _ in range(8000)]
+        _GENERATED[difficulty] = [generate(rng, difficulty) for _ in range(6000)]
     return _GENERATED[difficulty]
 
 
@@ -305,6 +305,9 @@ def test_build_computes_question_gold_and_default_id():
 
 def test_item_is_immutable_hashable_and_picklable():
     item = CURATED[0]
+    assert item.inputs == {"start": "2024-02-28", "n": 1}
+    assert item.inputs != {"start": "2024-02-28", "n": 2}
+    assert item.inputs != {"start": "2024-02-28"}
     with pytest.raises(TypeError):
         item.inputs["n"] = 2  # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -381,10 +384,11 @@ def test_from_dict_refuses_bad_data_naming_the_field(data, field):
     assert len(str(caught.value)) < 300  # huge values are described, not printed
 
 
-def test_from_dict_message_example_from_the_brief():
+@pytest.mark.parametrize("n", ["x", True, False, 0, 1.0, "1", None, [1]])
+def test_from_dict_message_for_a_bad_offset(n):
     with pytest.raises(ItemError) as caught:
-        Item.from_dict({**GOOD, "inputs": {"start": "2024-02-28", "n": "x"}})
-    assert str(caught.value) == "item.inputs.n: must be a non-zero integer, got 'x'"
+        Item.from_dict({**GOOD, "inputs": {"start": "2024-02-28", "n": n}})
+    assert str(caught.value) == f"item.inputs.n: must be a non-zero integer, got {n!r}"
 
 
 def test_to_dict_from_dict_round_trip():
@@ -409,16 +413,48 @@ JSON = st.recursive(
     ),
     max_leaves=12,
 )
-KEYS = st.sampled_from(["task_type", "inputs", "difficulty", "id", "question", "gold", "x"])
-NEAR_VALUES = JSON | st.sampled_from(
-    [*dates.TASK_TYPES, "2024-02-29", "9999-12-31", "0001-01-01", "easy", "expert", 0, -1, 1]
+# near-valid items: mostly the right keys and plausible values, with junk mixed in, so the
+# fuzz reaches every validation step and the success path
+VALID_DATE = st.dates().map(str)
+DATE_LIKE = st.one_of(
+    VALID_DATE, VALID_DATE, VALID_DATE, JSON,
+    st.sampled_from(["2024-02-29", "1900-02-29", "0001-01-01", "9999-12-31", "2024-2-29"]),
+)  # fmt: skip
+N_LIKE = st.one_of(
+    st.integers(-4_000, 4_000), st.integers(-4_000_000, 4_000_000), JSON,
+    st.sampled_from([0, True, 1.0, "1"]),
+)  # fmt: skip
+ANY_INPUTS = st.fixed_dictionaries(
+    {"start": DATE_LIKE}, optional={"n": N_LIKE, "end": DATE_LIKE, "x": JSON}
 )
-NEAR_INPUTS = st.dictionaries(st.sampled_from(["start", "n", "end", "x"]), NEAR_VALUES, max_size=3)
-NEAR_ITEMS = st.dictionaries(KEYS, NEAR_VALUES | NEAR_INPUTS, max_size=5)
+RIGHT_KEYS = {
+    "add_days": {"start": DATE_LIKE, "n": N_LIKE},
+    "days_between": {"start": DATE_LIKE, "end": DATE_LIKE},
+    "weekday": {"start": DATE_LIKE},
+}
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(JSON, NEAR_ITEMS))
+def near_item(task_type: str) -> st.SearchStrategy:
+    right = st.fixed_dictionaries(RIGHT_KEYS[task_type])
+    return st.fixed_dictionaries(
+        {
+            "task_type": st.just(task_type) | st.just(task_type) | JSON,
+            "inputs": st.one_of(right, right, ANY_INPUTS, JSON),
+        },
+        optional={
+            "difficulty": st.sampled_from([None, "easy", "expert", "Hard"]) | JSON,
+            "id": st.text(max_size=6) | JSON,
+            "gold": st.sampled_from(["Monday", "0", "2024-02-29"]) | JSON,
+            "question": JSON,
+        },
+    )
+
+
+NEAR_ITEMS = st.sampled_from(dates.TASK_TYPES).flatmap(near_item)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(JSON, NEAR_ITEMS, NEAR_ITEMS, NEAR_ITEMS))
 def test_from_dict_fuzz_raises_only_item_error(data):
     try:
         item = Item.from_dict(data)
