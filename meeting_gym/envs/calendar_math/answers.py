@@ -116,12 +116,15 @@ def _integer(text: str) -> int | None:
 def _check(gold: str, task_type: str) -> None:
     if task_type not in TASK_TYPES:
         raise ValueError(f"unknown task_type {task_type!r}; expected one of {TASK_TYPES}")
-    canonical = {
-        "add_days": lambda g: _date_ordinal(g) is not None,
-        "days_between": lambda g: _integer(g) is not None,
-        "weekday": lambda g: g in WEEKDAYS,
-    }[task_type]
-    if not isinstance(gold, str) or not canonical(gold):
+    if not isinstance(gold, str):
+        canonical = False
+    elif task_type == "add_days":
+        canonical = _date_ordinal(gold) is not None
+    elif task_type == "days_between":
+        canonical = _integer(gold) is not None
+    else:
+        canonical = gold in WEEKDAYS
+    if not canonical:
         # a gold the checker cannot read would silently pay nothing: refuse it instead
         raise ValueError(f"gold {gold!r} is not a canonical {task_type} answer")
 

@@ -134,7 +134,7 @@ def _inputs(task_type: str, value: Any) -> dict[str, Any]:
             dates.add_days(out["start"], n)
         except ValueError as err:
             raise ItemError(f"item.inputs.n: {err}") from None
-        # int(n): an int subclass (IntEnum, numpy-free but still exotic) becomes a plain int
+        # int(n): an int subclass such as IntEnum is stored, compared and dumped as a plain int
         out["n"] = int(n)
     return out
 
@@ -186,8 +186,8 @@ class Item:
                 f"item.gold: does not match the inputs, expected {expected_gold!r}, "
                 f"got {_show(self.gold)}"
             )
-        _id(self.id, self.question)
         # frozen dataclass: object.__setattr__ is the documented way to normalise a field
+        object.__setattr__(self, "id", _id(self.id, self.question))
         object.__setattr__(self, "inputs", _FrozenInputs(inputs))
 
     @classmethod

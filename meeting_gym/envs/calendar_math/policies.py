@@ -16,6 +16,7 @@ Each reads the question's facts from the reset ``info`` (``task_type``, ``inputs
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
@@ -73,7 +74,7 @@ def _label(text: str) -> tuple[int, int, int]:
     return int(text[:4]), int(text[5:7]), int(text[8:10])
 
 
-def naive_answer(task_type: str, inputs: dict[str, Any]) -> str:
+def naive_answer(task_type: str, inputs: Mapping[str, Any]) -> str:
     """The naive policy's answer text (without tags) for one question."""
     start = julian_days(*_label(inputs["start"]))
     if task_type == "add_days":
