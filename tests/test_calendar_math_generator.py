@@ -176,11 +176,11 @@ def test_boundary_pool_is_the_32_listed_dates():
 
 @pytest.mark.parametrize("task_type", ["add_days", "weekday"])
 def test_forced_boundary_coin_draws_only_the_32_dates_and_all_of_them(task_type):
-    items = draw("hard", task_type, 1500, rng=Coin(3, 0.0))
+    items = draw("hard", task_type, 1000, rng=Coin(3, 0.0))
     starts = Counter(item.inputs["start"] for item in items)
     assert set(starts) == RULES_BOUNDARY
-    items = draw("hard", task_type, 1500, rng=Coin(3, 0.999))
-    assert sum(item.inputs["start"] in RULES_BOUNDARY for item in items) < 15
+    items = draw("hard", task_type, 1000, rng=Coin(3, 0.999))
+    assert sum(item.inputs["start"] in RULES_BOUNDARY for item in items) < 10
 
 
 @pytest.mark.parametrize("task_type", ["add_days", "days_between", "weekday"])
@@ -270,7 +270,7 @@ _EXPERT: dict[str, list] = {}
 def expert(task_type: str) -> list:
     if task_type not in _EXPERT:
         rng = random.Random(f"expert-{task_type}")
-        _EXPERT[task_type] = [generate(rng, "expert", task_type) for _ in range(6000)]
+        _EXPERT[task_type] = [generate(rng, "expert", task_type) for _ in range(4000)]
     return _EXPERT[task_type]
 
 
@@ -299,13 +299,15 @@ def test_expert_offsets_stay_in_years_1_to_9999(task_type, magnitude):
     assert sum(x >= 2000 for x in spans) / len(spans) > 0.6  # several thousand days
     starts = Counter(d(item.inputs["start"]).year for item in items)
     assert set(starts) >= EXPERT_YEARS
-    assert len(starts) > 2000  # and random dates all over 1..9999
+    # and random dates all over 1..9999: many distinct years, in every millennium
+    assert len(starts) > 1000
+    assert {(year - 1) // 1000 for year in starts} == set(range(10))
 
 
 @pytest.mark.parametrize("task_type", ["add_days", "days_between"])
 def test_expert_flips_the_sign_at_the_ends_of_the_calendar(task_type):
     # mode 0.3: boundary start; the extreme dates must fit whatever sign was drawn
-    items = draw("expert", task_type, 3000, rng=Coin(8, 0.3))
+    items = draw("expert", task_type, 2000, rng=Coin(8, 0.3))
     assert {item.inputs["start"] for item in items} == set(generator.EXPERT_BOUNDARY_DATES)
     first = [item for item in items if item.inputs["start"] == "0001-01-01"]
     last = [item for item in items if item.inputs["start"] == "9999-12-31"]
