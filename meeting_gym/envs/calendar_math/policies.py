@@ -91,9 +91,11 @@ class GoldPolicy(Policy):
     name = "gold"
 
     def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+        """Compute the gold answer from ``info["task_type"]`` and ``info["inputs"]``."""
         self.answer = format_answer(dates.gold(info["task_type"], info["inputs"]))
 
     def act(self, observation: str) -> str:
+        """``<answer>gold</answer>``."""
         return self.answer
 
 
@@ -103,9 +105,11 @@ class NaivePolicy(Policy):
     name = "naive"
 
     def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+        """Compute the naive answer from ``info["task_type"]`` and ``info["inputs"]``."""
         self.answer = format_answer(naive_answer(info["task_type"], info["inputs"]))
 
     def act(self, observation: str) -> str:
+        """``<answer>naive answer</answer>``."""
         return self.answer
 
 
@@ -123,6 +127,7 @@ class RandomPolicy(Policy):
         self.rng = random.Random(seed)
 
     def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+        """Remember the question's facts; a ``seed`` restarts the policy's own generator."""
         if seed is not None:
             self.rng = random.Random(seed)
         self.task_type = info["task_type"]
@@ -130,6 +135,7 @@ class RandomPolicy(Policy):
         self.difficulty = info.get("difficulty")
 
     def act(self, observation: str) -> str:
+        """A fresh random answer of the question's shape, in one answer block."""
         if self.task_type == "add_days":
             start = dates.parse_date(self.inputs["start"]).toordinal()
             ordinal = min(max(start + self.rng.randint(-400, 400), 1), dates.MAX_ORDINAL)
