@@ -144,12 +144,18 @@ def test_llm_example_rejects_an_unknown_scenario_without_a_traceback():
     pytest.importorskip("openai")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "llm_agent.py"), "--model", "m"]
-        + ["--scenario", "nosuch"],
+        [
+            sys.executable,
+            str(ROOT / "examples" / "llm_agent.py"),
+            "--model",
+            "m",
+            "--scenario",
+            "x",
+        ],
         capture_output=True,
         text=True,
         env=env,
         timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "invalid choice: 'nosuch'" in done.stderr
+    assert "invalid choice: 'x'" in done.stderr

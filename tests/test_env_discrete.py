@@ -19,6 +19,8 @@ from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve, window_bounds
 from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
 
+MEETING_SLOT_IDS = [i for i in meeting_gym.ENV_IDS if i.startswith("MeetingSlot")]
+
 TABLE = ActionTable()
 A, J, S = TABLE.max_attendees, TABLE.n_dates, TABLE.n_slots
 
@@ -47,14 +49,14 @@ def gather_all(env, scenario):
 # ---------------------------------------------------------------------------- checkers
 
 
-@pytest.mark.parametrize("env_id", meeting_gym.ENV_IDS)
+@pytest.mark.parametrize("env_id", MEETING_SLOT_IDS)
 @pytest.mark.parametrize("render_mode", [None, "rgb_array", "ansi"])
 def test_gymnasium_checker(env_id, render_mode):
     env = gym.make(env_id, render_mode=render_mode)
     check_env(env.unwrapped, skip_render_check=render_mode is None)
 
 
-@pytest.mark.parametrize("env_id", meeting_gym.ENV_IDS)
+@pytest.mark.parametrize("env_id", MEETING_SLOT_IDS)
 def test_sb3_checker_without_warnings(env_id):
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
     with warnings.catch_warnings(record=True) as caught:

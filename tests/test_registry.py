@@ -162,7 +162,7 @@ def test_reset_seed_plays_the_train_split_in_order(env_id):
     task = env.unwrapped.task
     played = [env.reset(seed=9)[1][task.id_key]]
     played += [env.reset()[1][task.id_key] for _ in range(4)]
-    assert played == [task.key(item) for item in load_split("train", n=5, seed=9, env=env_id)]
+    assert played == [task.item_id(item) for item in load_split("train", n=5, seed=9, env=env_id)]
 
 
 @pytest.mark.parametrize("env_id", list(ENVS))
@@ -236,10 +236,8 @@ def test_text_interface_fuzz_smoke(env_id, actions, seed):
     base = env.unwrapped
     observation, _ = env.reset(seed=seed)
     assert base.observation_space.contains(observation)
-    turns = 0
-    for action in actions:
+    for turns, action in enumerate(actions, 1):
         observation, reward, terminated, truncated, info = env.step(action)
-        turns += 1
         assert info["turn"] == turns and base.observation_space.contains(observation)
         assert 0.0 <= reward <= base.task.max_reward + 1e-9
         if terminated or truncated:

@@ -17,7 +17,7 @@ class Episode:
         self.task = task
         self.item = item
         self.truth = task.truth(item) if truth is None else truth
-        self.item_id = task.key(item)
+        self.item_id = task.item_id(item)
         self.calls: list[tuple[str, Any, str]] = []
         self.answer_text: str | None = None
         self.answer: str | None = None

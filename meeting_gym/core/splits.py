@@ -251,7 +251,7 @@ def to_row(
         truth = task.truth(item)
     config = {k: v for k, v in task.config().items() if k != "difficulty" and v is not None}
     row: dict[str, Any] = {
-        "id": task.key(item),
+        "id": task.item_id(item),
         "env": task.env_id,
         "question": task.question(item),
         "answer": task.gold(item, truth),

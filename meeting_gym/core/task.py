@@ -143,8 +143,12 @@ class Task(Generic[Item, Truth]):
         return ()
 
     def key(self, item: Item) -> str:
-        """The item's id: equal items, equal ids (deduplication, held-out split, tables)."""
+        """The item's identity: equal items, equal keys (deduplication, the held-out split)."""
         raise NotImplementedError
+
+    def item_id(self, item: Item) -> str:
+        """The id shown in infos, tables and rows (default: :meth:`key`)."""
+        return self.key(item)
 
     def item_difficulty(self, item: Item) -> str | None:
         """The difficulty label of an item (None if it has none)."""

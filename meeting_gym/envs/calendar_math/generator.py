@@ -93,6 +93,14 @@ _EXPERT_DAYS = ((1, 1), (1, 31), (2, 28), (3, 1), (12, 31))
 # Gregorian day: all ordinary consecutive days in the proleptic calendar
 _REFORM_DAYS = ((10, 4), (10, 5), (10, 14), (10, 15))
 
+_SPANS = {
+    level: (date(first, 1, 1).toordinal(), (date(last, 12, 31) - date(first, 1, 1)).days)
+    for level, (first, last) in _YEARS.items()
+}
+"""(first ordinal, days after it) of each level's random dates, computed once."""
+_MIX_NAMES = tuple(name for name, _ in MIX)
+_MIX_WEIGHTS = tuple(weight for _, weight in MIX)
+
 _ACROSS_1582_START = (date(1582, 10, 15), date(1600, 12, 31))
 _ACROSS_1582_END = (date(1570, 1, 1), date(1582, 10, 14))
 
@@ -131,18 +139,22 @@ def _random_between(rng: random.Random, first: date, last: date) -> date:
 
 
 def _random_date(rng: random.Random, difficulty: str) -> date:
-    first, last = _YEARS[difficulty]
-    return _random_between(rng, date(first, 1, 1), date(last, 12, 31))
+    # one randint over the span, as _random_between draws: the same date for the same rng
+    first, span = _SPANS[difficulty]
+    return date.fromordinal(first + rng.randint(0, span))
+
+
+_BOUNDARY_BY_YEAR = {year: tuple(_days_of(year, _BOUNDARY_DAYS)) for year in BOUNDARY_YEARS}
+_EXPERT_BY_YEAR = {year: tuple(_expert_days_of(year)) for year in EXPERT_YEARS}
 
 
 def _boundary_date(rng: random.Random) -> date:
-    year = rng.choice(BOUNDARY_YEARS)
-    return rng.choice(_days_of(year, _BOUNDARY_DAYS))
+    # the year, then a day of it: two choices, as the predecessor drew them
+    return rng.choice(_BOUNDARY_BY_YEAR[rng.choice(BOUNDARY_YEARS)])
 
 
 def _expert_boundary_date(rng: random.Random) -> date:
-    year = rng.choice(EXPERT_YEARS)
-    return rng.choice(_expert_days_of(year))
+    return rng.choice(_EXPERT_BY_YEAR[rng.choice(EXPERT_YEARS)])
 
 
 def _signed(rng: random.Random, low: int, high: int) -> int:
@@ -207,8 +219,7 @@ def generate(
     if task_type is not None and task_type not in dates.TASK_TYPES:
         raise ValueError(f"unknown task_type {task_type!r}; expected one of {dates.TASK_TYPES}")
     if difficulty is None:
-        names = [name for name, _ in MIX]
-        difficulty = rng.choices(names, weights=[weight for _, weight in MIX], k=1)[0]
+        difficulty = rng.choices(_MIX_NAMES, weights=_MIX_WEIGHTS, k=1)[0]
     if task_type is None:
         task_type = rng.choice(dates.TASK_TYPES)
-    return Item.build(task_type, _inputs(rng, difficulty, task_type), difficulty)
+    return Item._computed(task_type, _inputs(rng, difficulty, task_type), difficulty, None)

@@ -203,16 +203,30 @@ class Item:
         ``id`` defaults to :func:`default_id` of the question.
         """
         task_type = _task_type(task_type)
-        checked = _inputs(task_type, inputs)
-        text = dates.question(task_type, checked)
-        return cls(
+        return cls._computed(task_type, _inputs(task_type, inputs), _difficulty(difficulty), id)
+
+    @classmethod
+    def _computed(
+        cls, task_type: str, inputs: dict[str, Any], difficulty: str | None, id: str | None
+    ) -> Item:
+        """An item from validated fields, its question and gold computed here, once.
+
+        The generator calls this directly: its inputs are canonical by construction, and
+        ``dates.gold`` still parses them and checks the result's range. Skips the
+        constructor's re-check, which would only compute the same question and gold again.
+        """
+        gold = dates.gold(task_type, inputs)
+        text = dates.question_text(task_type, inputs)
+        item = object.__new__(cls)
+        item.__dict__.update(
             task_type=task_type,
-            inputs=checked,
-            difficulty=_difficulty(difficulty),
+            inputs=_FrozenInputs(inputs),
+            difficulty=difficulty,
             question=text,
-            gold=dates.gold(task_type, checked),
+            gold=gold,
             id=_id(id, text),
         )
+        return item
 
     @classmethod
     def from_dict(cls, data: Any) -> Item:
