@@ -18,6 +18,7 @@ from meeting_gym.calendar.generator import generate
 from meeting_gym.calendar.scenario import Scenario
 from meeting_gym.calendar.solver import solve, window_bounds
 from meeting_gym.encoders.actions import ActionTable
+from meeting_gym.envs.picture import frame_size
 
 TABLE = ActionTable()
 A, J, S = TABLE.max_attendees, TABLE.n_dates, TABLE.n_slots
@@ -380,7 +381,7 @@ def test_rgb_and_ansi_rendering(mode):
         last = env.render()
         if render_mode == "rgb_array":
             assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[2] == 3
-            assert first.shape == last.shape == (4 + 5 * 12 + 4 * 2 + 4, 4 + 480 * 2 + 4, 3)
+            assert first.shape == last.shape == (*frame_size(TABLE.max_attendees), 3)
             assert not np.array_equal(first, last)
             images.append(last)
         else:

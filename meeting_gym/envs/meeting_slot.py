@@ -21,6 +21,7 @@ from meeting_gym.encoders import render as draw
 from meeting_gym.encoders.actions import ActionTable
 from meeting_gym.encoders.observations import ENCODINGS
 from meeting_gym.encoders.reveal import Revealed
+from meeting_gym.envs import picture
 from meeting_gym.envs.discrete import DiscreteInterface
 from meeting_gym.envs.text import TextInterface
 from meeting_gym.episode import Episode
@@ -129,10 +130,16 @@ class MeetingSlotEnv(gym.Env):
     * ``mode``: ``"discrete"`` or ``"text"``; ``obs``: ``"grid"`` or ``"raw"``
       (discrete mode only). ``mask_repeats`` and the bounds shape the action
       table; a scenario beyond the bounds is refused at reset in discrete mode.
-    * ``render_mode``: ``"rgb_array"`` draws attendees by UTC time (grey unknown,
-      green available, red unavailable, a cyan row of known fits, the answer in
-      blue and, at the end, gold in yellow); ``"ansi"`` prints the same grid
-      (after the transcript in text mode).
+    * ``render_mode``: ``"rgb_array"`` returns a frame (Pillow; a constant size
+      set by ``max_attendees``) of what the episode has revealed on a UTC axis:
+      one row per attendee (name, zone and hours once revealed), free / busy /
+      outside working hours / not revealed yet, the starts known to fit
+      everyone, the answer and, at the end, gold as labelled markers, a legend,
+      the turn, the last call and its result, and the reward terms at the end
+      (:mod:`meeting_gym.envs.picture`); ``"human"`` shows that frame in a
+      pygame window, updated on every step and reset at ``render_fps``;
+      ``"ansi"`` prints a text grid (after the transcript in text mode). Both
+      frame modes need ``pip install "meeting-gym[render]"``.
 
     * ``difficulty``: ``None`` (the predecessor's 40/35/25 mix of easy, medium
       and hard), ``"easy"``, ``"medium"``, ``"hard"`` or ``"expert"``.
@@ -152,7 +159,10 @@ class MeetingSlotEnv(gym.Env):
     * v0: initial release.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "render_fps": 4,
+    }
 
     def __init__(
         self,
@@ -199,6 +209,9 @@ class MeetingSlotEnv(gym.Env):
         self.transcript: list[tuple[str, str]] = []
         self._seen: Revealed | None = None
         self._seen_calls = 0
+        # rgb_array and human frames (Pillow, and pygame for the window: imported only here)
+        self.painter = picture.Painter() if render_mode in ("rgb_array", "human") else None
+        self.human_window = picture.Window() if render_mode == "human" else None
 
     # ------------------------------------------------------------------ gym API
 
@@ -230,6 +243,8 @@ class MeetingSlotEnv(gym.Env):
             info["tools"] = TOOLSET.schemas()
         self.episode = episode
         self.turns = 0
+        if self.render_mode == "human":
+            self.render()
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -255,14 +270,22 @@ class MeetingSlotEnv(gym.Env):
         if terminated or truncated:
             info.update(episode.outcome())
             reward = info["reward"]
+        if self.render_mode == "human":
+            self.render()
         return observation, reward, terminated, truncated, info
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None or self.episode is None:
             return None
         seen, answer, gold = self._picture()
-        if self.render_mode == "rgb_array":
-            return draw.rgb_array(seen, answer, gold)
+        if self.painter is not None:
+            status = picture.Status.of(
+                self.episode, self.turns, self.max_turns, self.transcript, self.mode
+            )
+            if self.human_window is None:
+                return self.painter.frame(seen, status)
+            self.human_window.show(self.painter.image(seen, status), self.metadata["render_fps"])
+            return None
         grid = draw.ansi(seen, answer, gold)
         if isinstance(self.interface, DiscreteInterface):
             interface = self.interface
@@ -271,6 +294,10 @@ class MeetingSlotEnv(gym.Env):
             result = "" if interface.last_result is None else f" -> {interface.last_result[:80]}"
             return f"turn {self.turns}: {interface.last_action}{result}\n{grid}"
         return "\n".join(f"[{kind}] {text}" for kind, text in self.transcript) + "\n\n" + grid
+
+    def close(self) -> None:
+        if self.human_window is not None:
+            self.human_window.close()
 
     def action_masks(self) -> np.ndarray:
         """The current action mask as booleans (sb3-contrib's MaskablePPO calls this)."""
