@@ -315,6 +315,21 @@ def _weekdays(days: tuple[int, ...]) -> str:
     return ",".join(parts) or "no days"
 
 
+def row_labels(rev: Revealed, i: int) -> tuple[str, str, str, str]:
+    """Attendee ``i``'s name, zone, working hours and busy-calendar lines, as revealed."""
+    person = rev.scenario.attendees[i]
+    named = rev.listed or rev.zone_known[i] or rev.hours_known[i]
+    name = person.name if named else f"attendee {i + 1}"
+    zone = person.timezone if rev.zone_known[i] else "zone ?"
+    hours = "hours ?"
+    if rev.hours_known[i]:
+        hours = f"{format_hm(person.work_start)}-{format_hm(person.work_end)} local, "
+        hours += _weekdays(person.weekdays)
+    dates = rev.scenario.window_days + 2
+    busy = f"busy calendar: {int(rev.busy_known[i, :dates].sum())} of {dates} dates seen"
+    return name, zone, hours, busy
+
+
 def _flag_words(
     kind: str, value: int | str | None, answer: str | None, layout: Layout, same: bool
 ) -> str:
@@ -486,17 +501,9 @@ class Painter:
         name_font, small = _font(17), _font(14)
         n, edges = rev.window_slots, self._edges
         width = PLOT_X0 - MARGIN - 14
-        dates = rev.scenario.window_days + 2
         for i, person in enumerate(rev.scenario.attendees):
             box = layout.row_box(i)
-            named = rev.listed or rev.zone_known[i] or rev.hours_known[i]
-            name = person.name if named else f"attendee {i + 1}"
-            zone = person.timezone if rev.zone_known[i] else "zone ?"
-            hours = "hours ?"
-            if rev.hours_known[i]:
-                hours = f"{format_hm(person.work_start)}-{format_hm(person.work_end)} local, "
-                hours += _weekdays(person.weekdays)
-            busy = f"busy calendar: {int(rev.busy_known[i, :dates].sum())} of {dates} dates seen"
+            name, zone, hours, busy = row_labels(rev, i)
             lines = ((name, name_font, INK), (zone, small, MUTED), (hours, small, MUTED))
             lines += ((busy, small, MUTED),) if layout.row_h >= 64 else ()
             y = box[1] - 1
