@@ -90,6 +90,8 @@ ROW_H, MAX_ROW_H, ROW_GAP, FIT_H = 48, 84, 6, 28
 LINE_H = 22
 STATUS_LINES = 4
 MARKER_W = 5
+TOKEN, MAX_LINE = 16, 400
+"""Status lines are pasted from pieces of at most TOKEN characters, and cut at MAX_LINE."""
 
 
 def frame_size(max_attendees: int) -> tuple[int, int]:
@@ -280,19 +282,63 @@ def _stamp(text: str, font: Any, anchor: str) -> tuple[Any, int, int]:
     return mask, left, top
 
 
+@lru_cache(maxsize=4096)
+def _advance(text: str, font: Any) -> float:
+    return font.getlength(text)
+
+
+def _tokens(text: str) -> list[str]:
+    """Words and single spaces, long words cut in chunks: the pieces a line is pasted from."""
+    out: list[str] = []
+    for i, word in enumerate(text.split(" ")):
+        if i:
+            out.append(" ")
+        out.extend(word[k : k + TOKEN] for k in range(0, len(word), TOKEN))
+    return out
+
+
 class _Pen:
-    """``ImageDraw`` whose text is pasted from cached masks: frames repeat most strings."""
+    """``ImageDraw`` whose text is pasted from cached masks.
+
+    Frames repeat most strings (labels, legend, hours): :meth:`text` pastes a whole
+    string's cached mask. A line that changes every step (the last tool result) is
+    drawn by :meth:`line_of` from cached masks of its words, because Pillow's glyph
+    rendering of a long new string costs milliseconds.
+    """
 
     def __init__(self, image: Image.Image) -> None:
         self.image = image
-        draw = _require_pillow()[1].Draw(image)
-        self.rectangle, self.line = draw.rectangle, draw.line
+        self.draw = _require_pillow()[1].Draw(image)
+        self.rectangle, self.line = self.draw.rectangle, self.draw.line
 
     def text(
         self, xy: tuple[float, float], text: str, *, font: Any, fill: Any, anchor: str = "la"
     ) -> None:
         mask, left, top = _stamp(text, font, anchor)
         self.image.paste(fill, (round(xy[0]) + left, round(xy[1]) + top), mask)
+
+    def line_of(
+        self, xy: tuple[float, float], text: str, *, font: Any, fill: Any, width: float
+    ) -> None:
+        """``text`` on one line, cut with ``...`` to ``width`` pixels."""
+        x, y = xy
+        limit = x + width - _advance("...", font)
+        pieces = _tokens("".join(c if c.isprintable() else " " for c in text[:MAX_LINE]))
+        total = sum(_advance(piece, font) for piece in pieces)
+        cut = total > width
+        for piece in pieces:
+            advance = _advance(piece, font)
+            if cut and x + advance > limit:
+                while piece and x + _advance(piece, font) > limit:
+                    piece = piece[:-1]
+                if piece.strip():
+                    self.text((x, y), piece, font=font, fill=fill)
+                    x += _advance(piece, font)
+                self.text((x, y), "...", font=font, fill=fill)
+                return
+            if piece != " ":
+                self.text((x, y), piece, font=font, fill=fill)
+            x += advance
 
 
 def _weekdays(days: tuple[int, ...]) -> str:
@@ -423,28 +469,29 @@ class Painter:
     # ------------------------------------------------------------------ once per episode
 
     def _start(self, rev: Revealed, mode: str) -> None:
-        image_module, draw_module, _ = _require_pillow()
+        image_module = _require_pillow()[0]
         scenario, days = rev.scenario, rev.scenario.window_days
         layout = Layout(rev.table.max_attendees, rev.count, rev.lo, days)
         self._episode, self._working, self.layout = rev, {}, layout
         n = rev.window_slots
         self._edges = PLOT_X0 + np.rint(np.arange(n + 1) * (PLOT_X1 - PLOT_X0) / n).astype(int)
         image = image_module.new("RGB", (layout.width, layout.height), WHITE)
-        draw = draw_module.Draw(image)
+        draw = _Pen(image)  # hour labels and the legend come back in every episode
         title, label, small, tiny = _font(22), _font(16), _font(15), _font(13)
 
         # title: the scenario and the question
         name = scenario.id or "custom scenario"
         level = f" ({scenario.difficulty})" if scenario.difficulty else ""
-        draw.text((MARGIN, TITLE_Y), f"MeetingSlot  ·  {name}{level}", font=title, fill=INK)
+        heading = f"MeetingSlot  ·  {name}{level}"
+        draw.line_of((MARGIN, TITLE_Y), heading, font=title, fill=INK, width=WIDTH - 2 * MARGIN)
         end = from_day_number(rev.hi // DAY)
         subtitle = (
             f"Find the earliest UTC start of a {scenario.duration_minutes}-minute meeting that "
             f"suits everyone, starting from {_when(rev.lo)} to before "
             f"{WEEKDAYS[end.weekday()]} {end.isoformat()} 00:00 UTC  ·  {mode} mode"
         )
-        draw.text(
-            (MARGIN, SUBTITLE_Y), _clip(subtitle, small, WIDTH - 2 * MARGIN), font=small, fill=MUTED
+        draw.line_of(
+            (MARGIN, SUBTITLE_Y), subtitle, font=small, fill=MUTED, width=WIDTH - 2 * MARGIN
         )
 
         # the UTC axis: day labels, hour ticks and labels
@@ -490,7 +537,7 @@ class Painter:
         draw.text((WIDTH - MARGIN, y + 1), cells, font=small, fill=MUTED, anchor="ra")
         top = layout.status_y
         box = (MARGIN, top, WIDTH - MARGIN, top + STATUS_LINES * LINE_H + 14)
-        draw.rounded_rectangle(box, radius=6, fill=PANEL)
+        draw.draw.rounded_rectangle(box, radius=6, fill=PANEL)
         self._background = image
 
     # ------------------------------------------------------------------ every frame
@@ -597,7 +644,7 @@ class Painter:
             call = f"last action: {status.last_call}"
             if status.last_result is not None:
                 call += f"   ->   {_short_result(status.last_result)}"
-        draw.text((x, y + LINE_H), _clip(call, font, width), font=font, fill=INK)
+        draw.line_of((x, y + LINE_H), call, font=font, fill=INK, width=width)
         answer = "not given yet"
         if status.answered:
             answer = "no <answer> block" if status.answer is None else status.answer
@@ -606,7 +653,7 @@ class Painter:
         gold = "shown when the episode ends"
         if status.over:
             gold = format_utc(status.gold) if isinstance(status.gold, int) else NONE
-        draw.text((x, y + 2 * LINE_H), _clip(f"answer: {answer}", font, 560), font=font, fill=INK)
+        draw.line_of((x, y + 2 * LINE_H), f"answer: {answer}", font=font, fill=INK, width=560)
         draw.text((x + 600, y + 2 * LINE_H), f"gold: {gold}", font=font, fill=INK)
         if status.grade is None:
             text = "reward: at the end, 1.0 x exact_match + 0.2 x format + 0.2 x partial_credit"
