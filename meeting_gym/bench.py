@@ -18,7 +18,10 @@ What a row counts:
   scenario; its ratio is resets per second over CartPole steps per second;
 * ``gold solve``: median time of :func:`~meeting_gym.calendar.solver.solve`;
 * ``make_vec``: sub-environment steps per second of a vector env stepped with
-  random legal actions (autoreset included).
+  random legal actions (autoreset included);
+* ``rgb_array frame``: frames per second of time inside ``env.render()`` in
+  discrete mode, rendered after every reset and step as ``RecordVideo`` does,
+  with random legal tool calls and an answer about every 20 steps.
 
 Discrete-mode rows print ``n/a`` until ``mode="discrete"`` exists.
 """
@@ -45,6 +48,7 @@ ROLLOUT_TARGET = 0.15
 RESET_TARGET_S = 1e-3
 """``reset()`` median under this many seconds."""
 DISCRETE_MISSING = "n/a (discrete mode not available)"
+RENDER_MISSING = 'n/a (pip install "meeting-gym[render]")'
 
 
 @dataclass
@@ -58,6 +62,7 @@ class Row:
     target: str = ""
     met: bool | None = None
     note: str = ""
+    unit: str = "steps"
 
     def value(self) -> str:
         if self.note:
@@ -65,7 +70,7 @@ class Row:
         if self.seconds is not None:
             return _duration(self.seconds)
         if self.rate is not None:
-            return f"{self.rate:,.0f} steps/s"
+            return f"{self.rate:,.0f} {self.unit}/s"
         return ""
 
 
@@ -196,6 +201,26 @@ def rollout_rate(env: Any, choose: Callable[[Any], Any], steps: int, seed: int) 
     return steps / (time.perf_counter() - start)
 
 
+def render_rate(env: Any, frames: int, seed: int) -> float:
+    """rgb_array frames per second, counting only the time inside ``env.render()``."""
+    rng = random.Random(seed)
+    clock = time.perf_counter
+    tools = env.unwrapped.interface.table.n_tools
+    _, info = env.reset(seed=seed)
+    inside = 0.0
+    for _ in range(frames):
+        start = clock()
+        env.render()
+        inside += clock() - start
+        legal = [int(a) for a in info["action_mask"].nonzero()[0]]
+        calls = [a for a in legal if a < tools]
+        action = rng.choice(calls if calls and rng.random() > 0.05 else legal)
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            _, info = env.reset()
+    return frames / inside
+
+
 def reset_times(env: Any, count: int, seed: int) -> list[float]:
     """Durations of ``count`` resets, each generating a fresh scenario."""
     env.reset(seed=seed)
@@ -306,9 +331,15 @@ QUICK = Budget(
 
 def measure(quick: bool = False) -> tuple[list[Row], float]:
     """Run every measurement; returns the rows and CartPole's median steps per second."""
+    from gymnasium.error import DependencyNotInstalled
+
     budget = QUICK if quick else FULL
     modes = ("discrete", "text")
     envs = {mode: make_env(mode) for mode in modes}
+    try:
+        render_env = make_env("discrete", render_mode="rgb_array")
+    except DependencyNotInstalled:
+        render_env = None
     rates: dict[str, list[float]] = {}  # per repeat: items per second
     ratios: dict[str, list[float]] = {}  # per repeat: rate / CartPole's rate in that repeat
     seconds: dict[str, list[float]] = {}  # every single duration, for the time rows
@@ -347,6 +378,8 @@ def measure(quick: bool = False) -> tuple[list[Row], float]:
             for kind, n in (("sync", 8), ("async", 2)):
                 steps = budget.vector_steps * (1 if kind == "sync" else 4)
                 repeat[f"{mode} {kind}"] = vector_rate(mode, n, kind, steps, seed=r)
+        if render_env is not None:
+            repeat["render"] = render_rate(render_env, max(budget.steps // 8, 5), seed=r)
         after = cartpole_rate(budget.cartpole_steps, seed=r)
         yardstick = (before + after) / 2
         rates.setdefault("cartpole", []).extend([before, after])
@@ -390,6 +423,9 @@ def measure(quick: bool = False) -> tuple[list[Row], float]:
     for mode in modes:
         rows.append(rate_row(f"{mode} sync", f"{mode}: make_vec sync x8"))
         rows.append(rate_row(f"{mode} async", f"{mode}: make_vec async x2"))
+    frames = rate_row("render", "rgb_array frame (render per step)")
+    frames.unit, frames.note = "frames", "" if "render" in rates else RENDER_MISSING
+    rows.append(frames)
 
     zones._year.cache_clear()
     solver._day_pieces.cache_clear()
@@ -399,7 +435,7 @@ def measure(quick: bool = False) -> tuple[list[Row], float]:
         row = Row(f"generate 500 + gold ({label})", seconds=value, target="< 0.300 s")
         row.met = value < 0.3
         rows.append(row)
-    for env in (*envs.values(), *reset_envs.values()):
+    for env in (*envs.values(), *reset_envs.values(), render_env):
         if env is not None:
             env.close()
     return rows, cart
