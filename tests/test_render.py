@@ -88,6 +88,16 @@ def test_frame_size_is_fixed_by_the_table_bounds(mode):
     assert expected[0] % 16 == 0 and expected[1] % 16 == 0  # video encoders need no resize
 
 
+def test_long_text_mode_window_keeps_the_frame_size():
+    data = CURATED_BY_ID["same_tz_empty_busy"].to_dict()
+    data["window_days"] = 30  # text mode takes windows beyond the discrete table's bounds
+    env = make("text")
+    env.reset(options={"scenario": data})
+    env.step('{"name": "list_attendees", "arguments": {}}')
+    env.step("<answer>2024-03-20T15:00:00Z</answer>")
+    assert env.render().shape == (*picture.frame_size(4), 3)
+
+
 def test_frame_size_follows_max_attendees():
     env = make(max_attendees=6)
     env.reset(seed=0)

@@ -282,9 +282,10 @@ class MeetingSlotEnv(gym.Env):
             status = picture.Status.of(
                 self.episode, self.turns, self.max_turns, self.transcript, self.mode
             )
+            frame = self.painter.frame(seen, status)
             if self.human_window is None:
-                return self.painter.frame(seen, status)
-            self.human_window.show(self.painter.image(seen, status), self.metadata["render_fps"])
+                return frame
+            self.human_window.show(frame, self.metadata["render_fps"])
             return None
         grid = draw.ansi(seen, answer, gold)
         if isinstance(self.interface, DiscreteInterface):

@@ -24,6 +24,7 @@ it and draws the rows, markers and status on top.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
@@ -52,7 +53,6 @@ WHITE = (255, 255, 255)
 INK = (28, 31, 36)
 MUTED = (96, 102, 112)
 RULE = (70, 74, 82)
-FAINT = (222, 225, 230)
 PANEL = (242, 244, 247)
 FREE = (56, 158, 64)
 BUSY = (214, 58, 48)
@@ -210,7 +210,7 @@ def _readable_action(text: str) -> str:
     if isinstance(parsed, AnswerAction):
         return f"answer({parsed.answer})"
     if isinstance(parsed, InvalidAction):
-        return f"(not understood) {' '.join(text.split())[:80]}"
+        return f"(not understood) {' '.join(text[:200].split())[:80]}"
     parts = []
     for call in parsed.calls:
         arguments = call.arguments
@@ -306,16 +306,23 @@ class _Pen:
     rendering of a long new string costs milliseconds.
     """
 
-    def __init__(self, image: Image.Image) -> None:
-        self.image = image
+    def __init__(self, image: Image.Image, top: int = 0) -> None:
+        """Draws on ``image``, a band of the frame starting at row ``top`` (frame coordinates)."""
+        self.image, self.top = image, top
         self.draw = _require_pillow()[1].Draw(image)
-        self.rectangle, self.line = self.draw.rectangle, self.draw.line
+
+    def rectangle(self, box: tuple[float, float, float, float], **style: Any) -> None:
+        x0, y0, x1, y1 = box
+        self.draw.rectangle((x0, y0 - self.top, x1, y1 - self.top), **style)
+
+    def line(self, points: list[tuple[float, float]], **style: Any) -> None:
+        self.draw.line([(x, y - self.top) for x, y in points], **style)
 
     def text(
         self, xy: tuple[float, float], text: str, *, font: Any, fill: Any, anchor: str = "la"
     ) -> None:
         mask, left, top = _stamp(text, font, anchor)
-        self.image.paste(fill, (round(xy[0]) + left, round(xy[1]) + top), mask)
+        self.image.paste(fill, (round(xy[0]) + left, round(xy[1]) + top - self.top), mask)
 
     def line_of(
         self, xy: tuple[float, float], text: str, *, font: Any, fill: Any, width: float
@@ -425,8 +432,9 @@ def _runs(
     starts = np.concatenate(([0], np.flatnonzero(np.diff(kinds)) + 1))
     ends = np.append(starts[1:], kinds.size)
     for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-        color = colors[int(kinds[a])]
-        draw.rectangle((int(edges[a]), top, int(edges[b]) - 1, bottom - 1), fill=color)
+        if edges[b] > edges[a]:  # a long window has cells narrower than a pixel
+            color = colors[int(kinds[a])]
+            draw.rectangle((int(edges[a]), top, int(edges[b]) - 1, bottom - 1), fill=color)
 
 
 class Painter:
@@ -439,7 +447,8 @@ class Painter:
     def __init__(self) -> None:
         _require_pillow()
         self._episode: Revealed | None = None
-        self._background: Image.Image | None = None
+        self._background = np.zeros((0, 0, 3), dtype=np.uint8)
+        self._bands: dict[str, tuple[int, Image.Image]] = {}
         self._working: dict[int, np.ndarray] = {}
         self._edges = np.zeros(0, dtype=int)
         self.layout: Layout | None = None
@@ -451,20 +460,25 @@ class Painter:
         self.__init__()  # type: ignore[misc]
 
     def frame(self, rev: Revealed, status: Status) -> np.ndarray:
-        """A new ``(H, W, 3)`` uint8 array on every call."""
-        return np.array(self.image(rev, status))
+        """A new ``(H, W, 3)`` uint8 array on every call.
 
-    def image(self, rev: Revealed, status: Status) -> Image.Image:
-        """The frame as a new Pillow image."""
-        if self._episode is not rev or self._background is None:
+        Only the two bands that change within an episode (the rows with the markers,
+        and the status panel) are drawn and converted; the rest is copied from the
+        episode's cached background.
+        """
+        if self._episode is not rev:
             self._start(rev, status.mode)
-        assert self._background is not None
-        image = self._background.copy()
-        pen = _Pen(image)
-        self._rows(pen, rev)
-        self._markers(pen, status)
-        self._status(pen, status)
-        return image
+        out = self._background.copy()
+        for name, (top, background) in self._bands.items():
+            image = background.copy()
+            pen = _Pen(image, top)
+            if name == "rows":
+                self._rows(pen, rev)
+                self._markers(pen, status)
+            else:
+                self._status(pen, status)
+            out[top : top + image.height] = np.asarray(image)
+        return out
 
     # ------------------------------------------------------------------ once per episode
 
@@ -498,22 +512,25 @@ class Painter:
         draw.text((MARGIN, HOUR_Y), "time (UTC)", font=small, fill=MUTED)
         per_hour = (PLOT_X1 - PLOT_X0) / days / 24
         need = tiny.getlength("00:00") + 10
-        step = next((s for s in (1, 2, 3, 4, 6, 12) if s * per_hour >= need), 24)
+        step = next((s for s in (1, 2, 3, 4, 6, 12, 24) if s * per_hour >= need), 0)
+        every = math.ceil((label.getlength("Mon 30") + 8) / (24 * per_hour))  # long windows
         for d in range(days):
             day = from_day_number(rev.lo // DAY + d)
-            left, right = layout.x_at(rev.lo + d * DAY), layout.x_at(rev.lo + (d + 1) * DAY)
+            left = layout.x_at(rev.lo + d * DAY)
+            right = layout.x_at(rev.lo + min(d + every, days) * DAY)
             text = f"{WEEKDAYS[day.weekday()]} {day.isoformat()}"
             if label.getlength(text) > right - left - 8:
                 text = f"{WEEKDAYS[day.weekday()]} {day.day}"
-            draw.text(((left + right) / 2, DAY_Y), text, font=label, fill=INK, anchor="ma")
-            for hour in range(24):
+            if d % every == 0:  # over one day, or over `every` days in a long window
+                draw.text(((left + right) / 2, DAY_Y), text, font=label, fill=INK, anchor="ma")
+            for hour in range(24 if step else 0):
                 x = layout.x_at(rev.lo + d * DAY + hour * 3600)
                 if hour % step == 0:
                     draw.line([(x, HOUR_Y + 16), (x, AXIS_Y)], fill=RULE, width=1)
                     draw.text((x + 3, HOUR_Y), f"{hour:02d}:00", font=tiny, fill=MUTED)
                 elif per_hour >= 4:
                     draw.line([(x, HOUR_Y + 22), (x, AXIS_Y)], fill=MUTED, width=1)
-        for d in range(days + 1):
+        for d in range(0, days + 1, every):
             x = layout.x_at(rev.lo + d * DAY)
             draw.line([(x, DAY_Y - 2), (x, AXIS_Y)], fill=RULE, width=2)
         draw.line([(PLOT_X0, AXIS_Y), (PLOT_X1, AXIS_Y)], fill=RULE, width=1)
@@ -538,7 +555,13 @@ class Painter:
         top = layout.status_y
         box = (MARGIN, top, WIDTH - MARGIN, top + STATUS_LINES * LINE_H + 14)
         draw.draw.rounded_rectangle(box, radius=6, fill=PANEL)
-        self._background = image
+        self._background = np.array(image)
+        rows = (AXIS_Y + 1, layout.fit_box[3])  # lanes, rows and the fit row
+        status = (top, box[3] + 1)
+        self._bands = {
+            name: (y0, image.crop((0, y0, layout.width, y1)))
+            for name, (y0, y1) in (("rows", rows), ("status", status))
+        }
 
     # ------------------------------------------------------------------ every frame
 
@@ -569,7 +592,7 @@ class Painter:
         fit = layout.fit_box
         _runs(draw, rev.fit[:n].view(np.int8), edges, fit[1], fit[3], (NO_FIT, FIT))
         days = rev.scenario.window_days
-        for d in range(days + 1):  # day boundaries through the rows
+        for d in range(0, days + 1, 1 if days <= 31 else days):  # day boundaries through the rows
             x = layout.x_at(rev.lo + d * DAY)
             color = WHITE if 0 < d < days else RULE
             draw.line([(x, ROWS_Y - 3), (x, fit[3] - 1)], fill=color, width=2)
@@ -701,15 +724,16 @@ class Window:
     def is_open(self) -> bool:
         return self._screen is not None
 
-    def show(self, image: Image.Image, fps: float) -> None:
-        """Draw ``image``, handle window events and wait to keep ``fps`` frames per second."""
+    def show(self, frame: np.ndarray, fps: float) -> None:
+        """Draw an ``(H, W, 3)`` frame, handle window events, wait to keep ``fps`` per second."""
         pygame = self._pygame
+        size = (frame.shape[1], frame.shape[0])
         if self._screen is None:
             pygame.display.init()  # the display only: no audio device is opened
             pygame.display.set_caption(self.caption)
-            self._screen = pygame.display.set_mode(image.size)
+            self._screen = pygame.display.set_mode(size)
             self._clock = pygame.time.Clock()
-        surface = pygame.image.frombuffer(image.tobytes(), image.size, "RGB")
+        surface = pygame.image.frombuffer(np.ascontiguousarray(frame).tobytes(), size, "RGB")
         self._screen.blit(surface, (0, 0))
         pygame.event.pump()
         self._clock.tick(fps)
