@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 import time
@@ -114,6 +115,17 @@ def test_each_render_returns_a_new_array():
     np.testing.assert_array_equal(first, second)
     first[:] = 0
     np.testing.assert_array_equal(env.render(), second)
+
+
+def test_pickled_env_draws_the_same_frame():
+    env = make().unwrapped
+    env.reset(options={"scenario": SCENARIO})
+    env.step(0)
+    frame = env.render()
+    copy = pickle.loads(pickle.dumps(env))  # the painter's caches are rebuilt, not pickled
+    np.testing.assert_array_equal(copy.render(), frame)
+    copy.step(1)
+    assert not np.array_equal(copy.render(), frame)
 
 
 def test_the_episode_cache_follows_resets():
