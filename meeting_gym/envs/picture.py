@@ -17,8 +17,9 @@ Pillow and pygame are optional (``pip install "meeting-gym[render]"``) and
 imported only when a :class:`Painter` or :class:`Window` is built. The frame size
 depends only on the action table's ``max_attendees``, so it is constant within
 an env (as ``RecordVideo`` needs). What does not change within an episode (title,
-axis, legend, row frames) is drawn once per episode and cached; each frame copies
-it and draws the rows, markers and status on top.
+axis, legend) is drawn once per episode and cached as an array; each frame copies
+it and redraws only two bands (the rows with the markers, and the status panel),
+pasting text from cached glyph masks. :class:`Layout` tells where everything is.
 """
 
 from __future__ import annotations
