@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import os
 from calendar import timegm
 from datetime import datetime
 from typing import Any
+
+# check_env also makes a render_mode="human" env: never open a real window in tests
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 
 def utc(text: str) -> int:

@@ -18,6 +18,7 @@ from meeting_gym.envs.meeting_slot.domain.generator import generate
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve, window_bounds
 from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
+from meeting_gym.envs.meeting_slot.picture import frame_size
 
 MEETING_SLOT_IDS = [i for i in meeting_gym.ENV_IDS if i.startswith("MeetingSlot")]
 
@@ -381,7 +382,7 @@ def test_rgb_and_ansi_rendering(mode):
         last = env.render()
         if render_mode == "rgb_array":
             assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[2] == 3
-            assert first.shape == last.shape == (4 + 5 * 12 + 4 * 2 + 4, 4 + 480 * 2 + 4, 3)
+            assert first.shape == last.shape == (*frame_size(TABLE.max_attendees), 3)
             assert not np.array_equal(first, last)
             images.append(last)
         else:

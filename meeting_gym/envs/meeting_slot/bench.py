@@ -13,7 +13,10 @@ What a row counts:
 * ``reset()``: median time of one ``env.reset()`` that generates a fresh scenario;
 * ``gold solve``: median time of :func:`~.domain.solver.solve`;
 * ``make_vec``: sub-environment steps per second of a vector env stepped with random
-  legal actions (autoreset included).
+  legal actions (autoreset included);
+* ``rgb_array frame``: frames per second of time inside ``env.render()`` in discrete
+  mode, rendered after every reset and step as ``RecordVideo`` does, with random legal
+  tool calls and an answer about every 20 steps (n/a without the render extra).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from gymnasium.error import DependencyNotInstalled
 
 from meeting_gym.bench import (
     Budget,
@@ -150,6 +155,25 @@ def _sub_info(infos: dict[str, Any], index: int) -> dict[str, Any]:
     return {} if mask is None else {"action_mask": mask[index]}
 
 
+def render_rate(env: Any, frames: int, seed: int) -> float:
+    """rgb_array frames per second, counting only the time inside ``env.render()``."""
+    rng = random.Random(seed)
+    tools = env.unwrapped.interface.table.n_tools
+    _, info = env.reset(seed=seed)
+    inside = 0.0
+    for _ in range(frames):
+        start = time.perf_counter()
+        env.render()
+        inside += time.perf_counter() - start
+        legal = [int(a) for a in info["action_mask"].nonzero()[0]]
+        calls = [a for a in legal if a < tools]
+        action = rng.choice(calls if calls and rng.random() > 0.05 else legal)
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            _, info = env.reset()
+    return frames / inside
+
+
 def generate_batch(n: int = 500, seed: int = 0) -> None:
     """Generate ``n`` scenarios of the default mix and solve their gold answers."""
     rng = random.Random(seed)
@@ -216,6 +240,18 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
                 return vector_rate(env_id, mode, n, kind, count, seed=r)
 
             rows.append(Measure(f"{mode} {kind}", f"{mode}: make_vec {kind} x{n}", vector))
+
+    try:
+        render_env = make_env(env_id, mode="discrete", render_mode="rgb_array")
+    except DependencyNotInstalled:  # no Pillow: the row says n/a
+        render_env = None
+
+    def frames(r: int) -> float | None:
+        if render_env is None:
+            return None
+        return render_rate(render_env, max(budget.steps // 8, 5), seed=r)
+
+    rows.append(Measure("render", "rgb_array frame (render per step)", frames, unit="frames/s"))
 
     def cold(_r: int) -> list[float]:
         zones._year.cache_clear()

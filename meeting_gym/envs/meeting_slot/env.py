@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from meeting_gym.core.text_env import TextEnv
+from meeting_gym.envs.meeting_slot import picture
 from meeting_gym.envs.meeting_slot.discrete import DiscreteInterface
 from meeting_gym.envs.meeting_slot.domain.generator import MAX_ATTENDEES, MAX_WINDOW_DAYS
 from meeting_gym.envs.meeting_slot.domain.solver import window_bounds
@@ -124,10 +125,16 @@ class MeetingSlotEnv(TextEnv):
     * ``mode``: ``"discrete"`` or ``"text"``; ``obs``: ``"grid"`` or ``"raw"``
       (discrete mode only). ``mask_repeats`` and the bounds shape the action
       table; a scenario beyond the bounds is refused at reset in discrete mode.
-    * ``render_mode``: ``"rgb_array"`` draws attendees by UTC time (grey unknown,
-      green available, red unavailable, a cyan row of known fits, the answer in
-      blue and, at the end, gold in yellow); ``"ansi"`` prints the same grid
-      (after the transcript in text mode).
+    * ``render_mode``: ``"rgb_array"`` returns a frame (Pillow; a constant size
+      set by ``max_attendees``) of what the episode has revealed on a UTC axis:
+      one row per attendee (name, zone and hours once revealed), free / busy /
+      outside working hours / not revealed yet, the starts known to fit
+      everyone, the answer and, at the end, gold as labelled markers, a legend,
+      the turn, the last call and its result, and the reward terms at the end
+      (:mod:`meeting_gym.envs.picture`); ``"human"`` shows that frame in a
+      pygame window, updated on every step and reset at ``render_fps``;
+      ``"ansi"`` prints a text grid (after the transcript in text mode). Both
+      frame modes need ``pip install "meeting-gym[render]"``.
 
     * ``difficulty``: ``None`` (the predecessor's 40/35/25 mix of easy, medium
       and hard), ``"easy"``, ``"medium"``, ``"hard"`` or ``"expert"``.
@@ -147,7 +154,10 @@ class MeetingSlotEnv(TextEnv):
     * v0: initial release.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "render_fps": 4,
+    }
     modes: ClassVar[tuple[str, ...]] = MODES
     policy_adapters: ClassVar[dict[str, str]] = {
         "discrete": "meeting_gym.envs.meeting_slot.agents:TextPolicyAdapter"
@@ -184,6 +194,9 @@ class MeetingSlotEnv(TextEnv):
         )
         self._seen: Revealed | None = None
         self._seen_calls = 0
+        # rgb_array and human frames (Pillow, and pygame for the window: imported only here)
+        self.painter = picture.Painter() if render_mode in ("rgb_array", "human") else None
+        self.human_window = picture.Window() if render_mode == "human" else None
 
     def make_interface(self, mode: str) -> Any:
         if mode == "discrete":
@@ -196,14 +209,30 @@ class MeetingSlotEnv(TextEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         self._seen, self._seen_calls = None, 0
-        return super().reset(seed=seed, options=options)
+        result = super().reset(seed=seed, options=options)
+        if self.render_mode == "human":
+            self.render()
+        return result
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        result = super().step(action)
+        if self.render_mode == "human":
+            self.render()
+        return result
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None or self.episode is None:
             return None
         seen, answer, gold = self._picture()
-        if self.render_mode == "rgb_array":
-            return draw.rgb_array(seen, answer, gold)
+        if self.painter is not None:
+            status = picture.Status.of(
+                self.episode, self.turns, self.max_turns, self.transcript, self.mode
+            )
+            frame = self.painter.frame(seen, status)
+            if self.human_window is None:
+                return frame
+            self.human_window.show(frame, self.metadata["render_fps"])
+            return None
         grid = draw.ansi(seen, answer, gold)
         if isinstance(self.interface, DiscreteInterface):
             interface = self.interface
@@ -212,6 +241,10 @@ class MeetingSlotEnv(TextEnv):
             result = "" if interface.last_result is None else f" -> {interface.last_result[:80]}"
             return f"turn {self.turns}: {interface.last_action}{result}\n{grid}"
         return "\n".join(f"[{kind}] {text}" for kind, text in self.transcript) + "\n\n" + grid
+
+    def close(self) -> None:
+        if self.human_window is not None:
+            self.human_window.close()
 
     def action_masks(self) -> np.ndarray:
         """The current action mask as booleans (sb3-contrib's MaskablePPO calls this)."""
