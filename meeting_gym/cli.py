@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,13 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 def _items(args: argparse.Namespace, task: Any) -> list[Any]:
     from meeting_gym.core.splits import load_split
 
-    items = load_split(args.split, n=args.n, seed=args.seed, difficulty=args.difficulty, env=task)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        items = load_split(
+            args.split, n=args.n, seed=args.seed, difficulty=args.difficulty, env=task
+        )
+    for warning in caught:  # one plain line, not Python's warning format
+        print(f"meeting-gym: note: {warning.message}", file=sys.stderr)
     if not items:
         what = f"split {args.split!r}"
         if args.difficulty is not None:

@@ -8,7 +8,8 @@ each request picks a scripted behaviour:
     Plays the gold strategy with native ``tool_calls``. It knows nothing but the
     conversation: it reads the duration and window from the question and the tool
     results from the ``tool`` messages, rebuilds the world and solves it with the
-    package's solver (by replaying :class:`~meeting_gym.agents.policies.GoldPolicy`).
+    package's solver (by replaying MeetingSlot's ``GoldPolicy``). Asked a
+    CalendarMath question, it reads the inputs from the question and answers gold.
 ``gold-text``
     The same through the text protocol: calls in ``content``, results read from
     ``user`` messages; no ``tool_calls``.
@@ -45,6 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from meeting_gym.agentkit import AnswerAction, ToolCallsAction, parse_action
+from meeting_gym.envs.calendar_math import dates
 from meeting_gym.envs.meeting_slot.policies import GoldPolicy
 
 MODELS = (
@@ -62,6 +64,10 @@ FAILURES = {"flaky": (500, 500), "rate-limited": (429,)}
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 
 _DURATION = re.compile(r"for a (\d+)-minute meeting")
+_DATE = r"(\d{4}-\d{2}-\d{2})"
+_ADD = re.compile(rf"What date is (\d+) days? (after|before) {_DATE}\?")
+_BETWEEN = re.compile(rf"How many days after {_DATE} is {_DATE}\?")
+_WEEKDAY = re.compile(rf"What day of the week is {_DATE}\?")
 _WINDOW = re.compile(r"Search window: (\d{4}-\d{2}-\d{2}) 00:00Z .*?\((\d+) UTC day")
 
 
@@ -109,12 +115,27 @@ def _observations(messages: list[dict[str, Any]]) -> list[str]:
     return observations
 
 
+def _calendar_math_gold(question: str) -> str | None:
+    """The gold answer of a CalendarMath question read from its text (None: not one)."""
+    if match := _ADD.search(question):
+        n = int(match.group(1)) * (1 if match.group(2) == "after" else -1)
+        return dates.gold("add_days", {"start": match.group(3), "n": n})
+    if match := _BETWEEN.search(question):
+        return dates.gold("days_between", {"start": match.group(1), "end": match.group(2)})
+    if match := _WEEKDAY.search(question):
+        return dates.gold("weekday", {"start": match.group(1)})
+    return None
+
+
 def _gold_output(messages: list[dict[str, Any]]) -> str:
     """Replay GoldPolicy over the conversation; its next text-protocol output."""
     users = [m for m in messages if m["role"] == "user"]
     if not users:
         raise ScriptError("no user message")
     question = users[0]["content"]
+    calendar_math = _calendar_math_gold(question)
+    if calendar_math is not None:
+        return f"<answer>{calendar_math}</answer>"
     policy = GoldPolicy()
     policy.reset(question, {"request": _request_from_question(question)})
     output = policy.act(question)

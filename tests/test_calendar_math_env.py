@@ -133,6 +133,17 @@ def test_difference_5_train_keeps_the_nominal_mix():
         assert hard[task_type] == pytest.approx(total / 3, rel=0.15), hard
 
 
+def test_difference_8_7_a_short_eval_split_says_it_drops_curated_cases(capsys):
+    """The predecessor's eval with fewer than 15 rows dropped curated cases silently."""
+    with pytest.warns(UserWarning, match="keeps only the first 5 of its 15 curated items"):
+        short = load_split("eval", n=5, env=ENV)
+    assert short == list(CURATED[:5])  # a prefix: item i is the same whatever n is
+    assert main(["eval", "--env", ENV, "--split", "eval", "-n", "5"]) == 0
+    assert (
+        "note: eval n=5 keeps only the first 5 of its 15 curated items" in capsys.readouterr().err
+    )
+
+
 def test_eval_has_no_repeats_and_starts_with_the_curated_cases():
     items = load_split("eval", n=300, env=ENV)
     assert items[:15] == list(CURATED)

@@ -292,7 +292,8 @@ def test_eval_command_text_protocol_rollouts_and_json(server, tmp_path, capsys):
     assert payload["n"] == 6 and payload["reward"] == pytest.approx(1.2)
     assert payload["tool_protocol"] == "text" and payload["errors"] == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    ids = [s.id for s in load_split("eval", n=3)]
+    with pytest.warns(UserWarning, match="keeps only the first 3"):
+        ids = [s.id for s in load_split("eval", n=3)]
     assert [(r["item_id"], r["rollout"]) for r in rows] == [(i, k) for i in ids for k in range(2)]
     sent = server.requests["gold-text"]
     assert all((r["temperature"], r["max_tokens"], r["top_k"]) == (0.7, 256, 5) for r in sent)

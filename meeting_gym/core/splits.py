@@ -30,6 +30,7 @@ import hashlib
 import json
 import random
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -186,6 +187,14 @@ def load_split(
     size = DEFAULT_SIZES[name] if n is None else n
     if name == "train":
         return [draw(task, seed, i, difficulty)[0] for i in range(size)]
+    curated = sum(1 for item in task.curated() if task.accepts(item, difficulty))
+    if size < curated:
+        # the predecessor dropped curated cases from a short eval split without a word
+        warnings.warn(
+            f"eval n={size} keeps only the first {size} of its {curated} curated items",
+            UserWarning,
+            stacklevel=2,
+        )
     return _eval_stream(task, seed, difficulty).take(size)
 
 

@@ -1,0 +1,163 @@
+"""Every code block of the README runs as printed.
+
+Blocks are read from README.md in order. An HTML comment on the line before a block
+says how it is checked (nothing: it is run):
+
+* ``<!-- readme: output -->``: run it; its stdout must equal the next ``text`` block;
+* ``<!-- readme: llm-server -->``: run it against the test suite's scripted OpenAI server
+  (its address and a scripted model swapped in; lines that start a real server skipped);
+* ``<!-- readme: slow -->``: run it only in the slow run (``-m slow``): training and the full
+  benchmark take minutes;
+* ``<!-- readme: ci -->``: the set-up lines, which CI itself runs: every command of the block
+  must be in ``.ci/run``.
+
+``python`` blocks run in a fresh interpreter, ``bash`` blocks under ``bash -euo pipefail``,
+both in a scratch folder that links the checkout's ``meeting_gym``, ``examples``, ``tests``
+and ``scripts`` (so relative paths work and nothing is written into the checkout).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+FENCE = re.compile(
+    r"(?:<!-- readme: (?P<tag>[\w-]+) -->\n)?^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$",
+    re.S | re.M,
+)
+SERVER_LINES = ("vllm serve", "ollama pull")
+MODELS = ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen3-8B", "qwen2.5:7b")
+ENDPOINTS = ("http://localhost:8000/v1", "http://localhost:11434/v1")
+
+
+@dataclass(frozen=True)
+class Block:
+    number: int
+    line: int
+    lang: str
+    tag: str | None
+    body: str
+    expected: str | None
+
+    @property
+    def name(self) -> str:
+        return f"block{self.number}-line{self.line}-{self.lang}-{self.tag or 'run'}"
+
+
+def _blocks() -> list[Block]:
+    found = list(FENCE.finditer(README))
+    out = []
+    for number, match in enumerate(found):
+        lang, tag = match.group("lang"), match.group("tag")
+        if lang not in ("python", "bash"):
+            continue
+        expected = None
+        if tag == "output":
+            following = found[number + 1]
+            assert following.group("lang") == "text", "an output block needs a text block after it"
+            expected = following.group("body")
+        line = README.count("\n", 0, match.start("body"))
+        out.append(Block(number, line, lang, tag, match.group("body"), expected))
+    return out
+
+
+BLOCKS = _blocks()
+
+
+def _params(tags: tuple[str | None, ...]) -> list:
+    params = []
+    for block in BLOCKS:
+        if block.tag not in tags:
+            continue
+        marks = [pytest.mark.slow] if block.tag == "slow" else []
+        params.append(pytest.param(block, id=block.name, marks=marks))
+    return params
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    for name in ("meeting_gym", "examples", "tests", "scripts"):
+        (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
+    (tmp_path / "docs").mkdir()
+    return tmp_path
+
+
+def run_block(block: Block, workdir: Path, body: str | None = None, timeout: int = 600):
+    body = block.body if body is None else body
+    bindir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "PYTHONPATH": str(ROOT),
+        "SDL_VIDEODRIVER": "dummy",
+        "MPLBACKEND": "Agg",
+    }
+    if block.lang == "python":
+        argv = [sys.executable, "-c", body]
+    else:
+        argv = ["bash", "-euo", "pipefail", "-c", body]
+    done = subprocess.run(
+        argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, f"README {block.name} failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_the_readme_has_blocks_of_every_kind():
+    tags = {block.tag for block in BLOCKS}
+    assert {None, "output", "llm-server", "slow", "ci"} <= tags
+    assert BLOCKS[0].tag == "ci", "the README opens with its two set-up commands"
+
+
+@pytest.mark.parametrize("block", _params((None, "output", "slow")))
+def test_block_runs_as_printed(block: Block, workdir: Path):
+    done = run_block(block, workdir, timeout=3600 if block.tag == "slow" else 600)
+    if block.expected is not None:
+        assert done.stdout.rstrip() == block.expected.rstrip()
+
+
+@pytest.mark.parametrize("block", _params(("llm-server",)))
+def test_llm_block_runs_against_the_scripted_server(block: Block, workdir: Path):
+    pytest.importorskip("openai")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fake_openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        lines = []
+        for line in block.body.splitlines():
+            if line.lstrip().startswith(SERVER_LINES):
+                continue
+            for endpoint in ENDPOINTS:
+                line = line.replace(endpoint, server.base_url)
+            scripted = "gold-text" if "--tool-protocol text" in line else "gold-native"
+            for model in MODELS:
+                line = line.replace(model, scripted)
+            lines.append(line)
+        run_block(block, workdir, body="\n".join(lines) + "\n")
+        assert server.requests, "the block sent no request"
+
+
+def _normalise(command: str) -> str:
+    return " ".join(command.replace(" -q", "").split())
+
+
+def test_the_set_up_lines_are_what_ci_runs():
+    ci = _normalise((ROOT / ".ci" / "run").read_text())
+    (block,) = [b for b in BLOCKS if b.tag == "ci"]
+    commands = [
+        part
+        for line in block.body.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+        for part in line.split("&&")
+    ]
+    assert len(commands) >= 8
+    for command in commands:
+        assert _normalise(command) in ci, command
