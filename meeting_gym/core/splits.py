@@ -65,14 +65,6 @@ def held_out(key: str) -> bool:
     return digest.digest()[0] < HELD_OUT_BUCKETS
 
 
-def _curated_keys(task: Task[Any, Any]) -> frozenset[str]:
-    cached = getattr(task, "_curated_keys", None)
-    if cached is None:
-        cached = frozenset(task.key(item) for item in task.curated())
-        task._curated_keys = cached  # type: ignore[attr-defined]
-    return cached
-
-
 def draw(
     task: Task[Any, Any],
     seed: int,
@@ -87,7 +79,7 @@ def draw(
     the ``eval`` side. ``difficulty`` None uses the task's own (None: its default mix).
     """
     level = task.difficulty if difficulty is None else task.check_difficulty(difficulty)
-    curated = _curated_keys(task)
+    curated = task.curated_keys
     for attempt in range(MAX_ATTEMPTS):
         item, truth = task.generate_solved(item_rng(seed, index, attempt), level)
         key = task.key(item)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from meeting_gym.core.rubric import Grade, Rubric
@@ -141,6 +142,11 @@ class Task(Generic[Item, Truth]):
     def curated(self) -> Sequence[Item]:
         """The hand-picked items of the ``curated`` split, in order."""
         return ()
+
+    @cached_property
+    def curated_keys(self) -> frozenset[str]:
+        """The keys of the curated items (which train never draws), computed once."""
+        return frozenset(self.key(item) for item in self.curated())
 
     def key(self, item: Item) -> str:
         """The item's identity: equal items, equal keys (deduplication, the held-out split)."""

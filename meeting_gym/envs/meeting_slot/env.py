@@ -105,14 +105,16 @@ class MeetingSlotEnv(TextEnv):
 
     ## Episode End
     Terminated when an answer is given; truncated (reward 0) after
-    ``max_turns`` turns without one.
+    ``max_turns`` turns without one. After the end, ``step()`` raises
+    ``RuntimeError`` until ``reset()``, as in every env of the family.
 
     ## Information
     ``reset`` returns ``scenario_id``, ``difficulty`` and ``request`` (duration
     and window, as in the question); in text mode also ``system_prompt`` (rules
     and the text tool-call protocol) and ``tools`` (OpenAI function schemas).
-    Every step returns ``turn``; the last one adds ``exact_match``, ``format``,
-    ``partial_credit``, ``reward``, ``gold`` and ``answered``. In discrete mode
+    Every step returns ``scenario_id`` and ``turn``; the last one adds
+    ``exact_match``, ``format``, ``partial_credit``, ``reward``, ``gold``,
+    ``answer`` (the answer block's content) and ``answered``. In discrete mode
     reset and every step also return ``action_mask`` (a fresh int8 array), and
     steps return ``action`` (readable text) and ``result`` (the tool's string
     result, an ``error:`` string, or None for an answer).
@@ -131,7 +133,7 @@ class MeetingSlotEnv(TextEnv):
       outside working hours / not revealed yet, the starts known to fit
       everyone, the answer and, at the end, gold as labelled markers, a legend,
       the turn, the last call and its result, and the reward terms at the end
-      (:mod:`meeting_gym.envs.picture`); ``"human"`` shows that frame in a
+      (:mod:`.picture`); ``"human"`` shows that frame in a
       pygame window, updated on every step and reset at ``render_fps``;
       ``"ansi"`` prints a text grid (after the transcript in text mode). Both
       frame modes need ``pip install "meeting-gym[render]"``.
@@ -139,10 +141,13 @@ class MeetingSlotEnv(TextEnv):
     * ``difficulty``: ``None`` (the predecessor's 40/35/25 mix of easy, medium
       and hard), ``"easy"``, ``"medium"``, ``"hard"`` or ``"expert"``.
     * ``max_turns``: turns before truncation.
-    * ``reset(options=...)`` may pass ``{"scenario": dict}``,
-      ``{"scenario_id": "dst_eu_monday"}`` (a curated case) or
-      ``{"difficulty": "hard"}``; otherwise a scenario is drawn from
-      ``np_random``.
+    * ``reset(seed=s)`` plays ``load_split("train", seed=s)[0]`` and each
+      following ``reset()`` the next training scenario (never a held-out
+      ``eval`` or a curated one). ``reset(options=...)`` may pass
+      ``{"split": "eval", "index": 7}`` (plus ``"split_seed"``) for that split
+      item, ``{"scenario": dict}`` or ``{"item": dict}`` for a scenario of your
+      own, ``{"scenario_id": "dst_eu_monday"}`` for a curated case, or
+      ``{"difficulty": "hard"}`` for the next draw.
 
     ## Registered Configurations
     * ``MeetingSlot-v0``: discrete actions, ``grid`` observations.
@@ -151,7 +156,9 @@ class MeetingSlotEnv(TextEnv):
     ``TimeLimit`` is added: the env truncates after ``max_turns`` itself.
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release. (Package 0.2.0 moved it behind the family's Task seam:
+      the same spaces, rules and rubric; scenarios for a seed now come from the
+      train split's map, so a seed draws other scenarios than in 0.1.0.)
     """
 
     metadata: ClassVar[dict[str, Any]] = {
