@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy, make_client
@@ -95,18 +96,16 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
     client = make_client(args.base_url, api_key, timeout=args.timeout)
     retry = RetryPolicy(attempts=args.retries + 1, base_delay=args.retry_base_delay)
 
-    def make() -> LLMAgent:
-        return LLMAgent(
-            client,
-            args.model,
-            tool_protocol=args.tool_protocol,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            retry=retry,
-            extra_request=extra_request,
-        )
-
-    return make
+    return partial(
+        LLMAgent,
+        client,
+        args.model,
+        tool_protocol=args.tool_protocol,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        retry=retry,
+        extra_request=extra_request,
+    )
 
 
 def row(result: EpisodeResult) -> dict[str, Any]:
@@ -176,17 +175,16 @@ def evaluate_llm(
     ``on_result``, ...). Each result's ``extra`` holds the agent's :meth:`~LLMAgent.report`.
     """
 
-    def make() -> LLMAgent:
-        return LLMAgent(
-            client,
-            model,
-            tool_protocol=tool_protocol,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            retry=retry,
-            extra_request=extra_request,
-        )
-
+    make = partial(
+        LLMAgent,
+        client,
+        model,
+        tool_protocol=tool_protocol,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        retry=retry,
+        extra_request=extra_request,
+    )
     return evaluate(make, items, env=env, max_concurrent=max_concurrent, **runner)
 
 
