@@ -43,6 +43,7 @@ class EpisodeResult:
     error: str | None = None
     rollout: int = 0
     score: float | None = None
+    groups: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> float:
@@ -92,6 +93,7 @@ def result_of(env: gym.Env, rollout: Rollout, rubric: Rubric, number: int = 0) -
         error=None if scored else (rollout.error or "the episode did not finish"),
         rollout=number,
         score=info.get("score") if scored else None,
+        groups=tuple(task.groups(episode.item)),
     )
 
 
@@ -240,7 +242,51 @@ def summarize(
     summary["no_answer"] = sum(1 for r in scored if r.answer is None)
     summary["truncated"] = sum(1 for r in scored if r.truncated)
     summary["first_error"] = next((r.error for r in rows if r.error), None)
+    labels = sorted({label for r in rows for label in r.groups})
+    if len(labels) > 1:
+        summary["groups"] = {
+            label: _group(
+                [r for r in scored if label in r.groups],
+                sum(1 for r in rows if label in r.groups),
+                terms,
+            )
+            for label in labels
+        }
     return summary
+
+
+def _group(scored: list[EpisodeResult], n: int, terms: Sequence[str]) -> dict[str, Any]:
+    """The means of one group of episodes (its scored ones)."""
+    out: dict[str, Any] = {"n": n, "scored": len(scored)}
+    out["reward"] = fmean(r.reward for r in scored) if scored else 0.0
+    for term in terms:
+        out[term] = fmean(r.terms[term] for r in scored) if scored else 0.0
+    scores = [r.score for r in scored if r.score is not None]
+    if scores:
+        out["score"] = fmean(scores)
+    return out
+
+
+def _group_lines(summary: dict[str, Any], labels: dict[str, str]) -> list[str]:
+    """One line per group: its size, mean reward, score if any, and every term."""
+    groups = summary["groups"]
+    names = summary["terms"]
+    has_score = any("score" in g for g in groups.values())
+    width = max(16, *(len(label) + 2 for label in groups))
+    head = f"{'by group':<{width}}{'n':>6}{'reward':>9}" + (f"{'score':>9}" if has_score else "")
+    head += "".join(
+        f"{labels.get(name, name):>{max(9, len(labels.get(name, name)) + 2)}}" for name in names
+    )
+    out = ["", head]
+    for label, group in groups.items():
+        line = f"{label:<{width}}{group['n']:>6}{group['reward']:>9.3f}"
+        if has_score:
+            line += f"{group.get('score', 0.0):>9.3f}"
+        for name in names:
+            column = max(9, len(labels.get(name, name)) + 2)
+            line += f"{group[name]:>{column}.3f}"
+        out.append(line)
+    return out
 
 
 def format_table(
@@ -254,8 +300,9 @@ def format_table(
     """The summary as aligned lines: reward, each rubric term, counts.
 
     Terms are shown under their rubric labels when ``rubric`` is given (``exact``), by
-    name otherwise. ``extra`` lines go after the counts; per-episode ``rows`` go last,
-    after a blank line.
+    name otherwise. ``extra`` lines go after the counts, then the per-group means (when
+    the items fall in more than one group, see ``Task.groups``); per-episode ``rows`` go
+    last, after a blank line.
     """
     labels = {t.name: t.column for t in rubric.terms} if rubric is not None else {}
     lines = [title, "-" * len(title)]
@@ -277,6 +324,8 @@ def format_table(
     lines.extend(extra)
     if summary.get("first_error"):
         lines.append(f"{'first error':<16}{summary['first_error'][:200]}")
+    if summary.get("groups"):
+        lines.extend(_group_lines(summary, labels))
     if rows:
         lines.append("")
         lines.append(f"{'id':<24}{'gold':<22}{'answer':<22}{'reward':>7}")

@@ -160,6 +160,11 @@ class Task(Generic[Item, Truth]):
         """The difficulty label of an item (None if it has none)."""
         return getattr(item, "difficulty", None)
 
+    def groups(self, item: Item) -> tuple[str, ...]:
+        """Labels the evaluation table breaks its means down by (default: the difficulty)."""
+        level = self.item_difficulty(item)
+        return () if level is None else (f"difficulty {level}",)
+
     def accepts(self, item: Item, difficulty: str | None) -> bool:
         """Whether a curated item belongs to splits of this configuration and ``difficulty``."""
         return difficulty is None or self.item_difficulty(item) == difficulty

@@ -110,6 +110,9 @@ class CalendarMathTask(Task[Item, str]):
     def item_id(self, item: Item) -> str:
         return item.id
 
+    def groups(self, item: Item) -> tuple[str, ...]:
+        return (*super().groups(item), f"task {item.task_type}")
+
     def accepts(self, item: Item, difficulty: str | None) -> bool:
         pinned = self.task_type is None or item.task_type == self.task_type
         return pinned and super().accepts(item, difficulty)
