@@ -1,4 +1,4 @@
-"""The ``meeting-gym`` command line: ``envs``, ``eval``, ``export`` and ``bench``, for every env.
+"""The ``meeting-gym`` command line: ``envs``, ``eval``, ``export``, ``bench`` and ``serve``.
 
 Every subcommand that plays items takes ``--env ID`` (default ``MeetingSlot-v0``),
 ``--split``, ``-n``, ``--seed`` and ``--difficulty``, plus the chosen env's own
@@ -234,6 +234,24 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from meeting_gym.adapters.openenv import serve
+
+    print(
+        f"serving {args.env} (OpenEnv) at http://{args.host}:{args.port} "
+        f"(ws://{args.host}:{args.port}/ws); Ctrl-C stops it",
+        file=sys.stderr,
+    )
+    serve(
+        args.env,
+        args.host,
+        args.port,
+        max_sessions=args.max_sessions,
+        idle_timeout_s=args.idle_timeout or None,
+    )
+    return 0
+
+
 def _envs(args: argparse.Namespace) -> int:
     width = max(len(env_id) for env_id in ENVS)
     for env_id, entry in ENVS.items():
@@ -342,6 +360,21 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="fewer repeats (for smoke tests)")
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.set_defaults(run=_bench)
+
+    serve = sub.add_parser("serve", help="serve an env over HTTP/WebSocket (OpenEnv)")
+    env_option(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=_nonnegative, default=8000)
+    serve.add_argument(
+        "--max-sessions", type=_positive, default=64, help="concurrent WebSocket sessions (64)"
+    )
+    serve.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        help="seconds before an idle session is closed (default 300; 0 = never)",
+    )
+    serve.set_defaults(run=_serve)
 
     export = sub.add_parser("export", help="write a split as JSONL rows for LLM trainers")
     split_options(export)

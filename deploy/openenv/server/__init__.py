@@ -1,0 +1,1 @@
+"""The OpenEnv server app of meeting_gym (see ../openenv.yaml)."""
