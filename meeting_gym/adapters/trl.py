@@ -1,0 +1,204 @@
+"""TRL's GRPOTrainer on any env of the family (``pip install "meeting-gym[trl]"``).
+
+* :func:`dataset` builds the training rows: a conversational ``prompt`` (the env's system
+  prompt and question) plus the reset options that address the item (``split``,
+  ``index``, ``split_seed``), so every row is one item of :mod:`meeting_gym.core.splits`.
+* For a task with tools, :func:`environment_factory` gives ``GRPOTrainer(...,
+  environment_factory=...)`` what it calls: ``reset(**row)``, one method per tool (same
+  name, typed arguments and docstring as the task's tool, so TRL renders the same schema),
+  an ``answer`` method that submits the final answer, and ``get_reward()``: the env's own
+  rubric reward for the episode (0 until answered).
+* For a single-turn task, :func:`reward_function` grades each completion through the env
+  (reset to the row's item, one ``step`` with the completion): the rubric as reward.
+
+Every call goes through ``gymnasium.make(env_id, mode="text")``, so the trainer's reward
+is the env's reward; TRL itself is imported only by :func:`dataset`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from meeting_gym.core.registry import task_class
+from meeting_gym.core.splits import DEFAULT_SEED, load_split
+
+INSTALL_HINT = 'the TRL adapter needs trl and datasets: pip install "meeting-gym[trl]"'
+ROW_KEYS = ("split", "index", "split_seed", "difficulty")
+
+
+def rows(
+    env_id: str,
+    split: str = "train",
+    n: int | None = None,
+    seed: int = DEFAULT_SEED,
+    difficulty: str | None = None,
+    **task_options: Any,
+) -> list[dict[str, Any]]:
+    """Training rows: ``prompt`` (system prompt and question) and the item's reset options."""
+    env = gym.make(env_id, mode="text", disable_env_checker=True, **task_options)
+    items = load_split(split, n, seed, difficulty, env=env_id, **task_options)
+    out = []
+    for index in range(len(items)):
+        options: dict[str, Any] = {"split": split, "index": index, "split_seed": seed}
+        if difficulty is not None:
+            options["difficulty"] = difficulty
+        question, info = env.reset(options=options)
+        prompt = [
+            {"role": "system", "content": info["system_prompt"]},
+            {"role": "user", "content": question},
+        ]
+        out.append({"prompt": prompt, **options})
+    env.close()
+    return out
+
+
+def dataset(env_id: str, split: str = "train", n: int | None = None, **kwargs: Any) -> Any:
+    """:func:`rows` as a ``datasets.Dataset`` (what GRPOTrainer's ``train_dataset`` takes)."""
+    try:
+        from datasets import Dataset
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(INSTALL_HINT) from exc
+    return Dataset.from_list(rows(env_id, split, n, **kwargs))
+
+
+def _options(row: dict[str, Any]) -> dict[str, Any]:
+    """The reset options in a dataset row (TRL passes the whole row, prompt included)."""
+    return {key: row[key] for key in ROW_KEYS if key in row and row[key] is not None}
+
+
+class EnvTools:
+    """One rollout's env, seen the way TRL's environment_factory wants it.
+
+    Subclassed per env by :func:`environment_factory`, which adds one method per tool.
+    """
+
+    env_id: str = ""
+    env_kwargs: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self) -> None:
+        self._env = gym.make(self.env_id, mode="text", disable_env_checker=True, **self.env_kwargs)
+        self._reward = 0.0
+        self._done = False
+        self._last = ""
+
+    def reset(self, **row: Any) -> None:
+        """Start the episode of the dataset row's item (its prompt already holds the question)."""
+        self._env.reset(options=_options(row) or None)
+        self._reward, self._done, self._last = 0.0, False, ""
+        return None
+
+    def _act(self, action: str) -> str:
+        if self._done:
+            return "error: the episode is over; the answer was already given"
+        observation, reward, terminated, truncated, _ = self._env.step(action)
+        self._done = bool(terminated or truncated)
+        if self._done:
+            self._reward = float(reward)
+        self._last = observation
+        return observation
+
+    def answer(self, answer: str) -> str:
+        """Submit your final answer, which ends the episode; the system prompt says its format.
+
+        Args:
+            answer: The final answer, exactly as it would go inside the answer tags.
+        """
+        tag = self._env.unwrapped.task.answer_tag
+        return self._act(f"<{tag}>{answer}</{tag}>")
+
+    def get_reward(self) -> float:
+        """The env's rubric reward for this episode (0 until an answer was given)."""
+        return self._reward
+
+
+def _tool_method(tool: Any) -> Callable[..., str]:
+    """A method with the tool's name, typed arguments and docstring that runs the tool."""
+    import json
+
+    signature = inspect.signature(tool.function)
+    parameters = list(signature.parameters.values())[1:]  # drop `world`
+    name = tool.name
+
+    def method(self: EnvTools, *args: Any, **kwargs: Any) -> str:
+        bound = method.__signature__.bind(self, *args, **kwargs)
+        arguments = dict(bound.arguments)
+        arguments.pop("self")
+        return self._act(json.dumps({"name": name, "arguments": arguments}))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = tool.function.__doc__
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *parameters]
+    )
+    method.__annotations__ = {
+        key: value
+        for key, value in inspect.get_annotations(tool.function, eval_str=True).items()
+        if key != "world"
+    }
+    return method
+
+
+def environment_factory(env_id: str, **env_kwargs: Any) -> type:
+    """A class for ``GRPOTrainer(environment_factory=...)``: the env's tools as methods.
+
+    Only for envs whose task has tools; a single-turn env trains with
+    :func:`reward_function` instead.
+    """
+    cls = task_class(env_id)
+    if cls.toolset is None:
+        raise ValueError(f"{env_id} has no tools: train it with reward_function({env_id!r})")
+    methods = {tool.name: _tool_method(tool) for tool in cls.toolset}
+    stem = "".join(ch for ch in env_id.rsplit("-v", 1)[0] if ch.isalnum())
+    return type(
+        f"{stem}Tools",
+        (EnvTools,),
+        {
+            **methods,
+            "env_id": env_id,
+            "env_kwargs": dict(env_kwargs),
+            "__doc__": f"{env_id} for TRL: its tools, answer(), reset(**row) and get_reward().",
+        },
+    )
+
+
+def reward_function(env_id: str, **env_kwargs: Any) -> Callable[..., list[float]]:
+    """A TRL reward function: each completion graded by the env on its row's item.
+
+    TRL calls it with the completions and the dataset columns (``split``, ``index`` ...).
+    A conversational completion is graded by its last assistant message.
+    """
+    env = gym.make(env_id, mode="text", disable_env_checker=True, **env_kwargs)
+    task = env.unwrapped.task
+    if task.toolset is not None:
+        raise ValueError(f"{env_id} has tools: train it with environment_factory({env_id!r})")
+
+    def rubric_reward(completions: list[Any], **columns: Any) -> list[float]:
+        rewards = []
+        for k, completion in enumerate(completions):
+            row = {key: columns[key][k] for key in ROW_KEYS if key in columns}
+            env.reset(options=_options(row) or None)
+            text = completion
+            if isinstance(completion, list):  # conversational: the last assistant turn
+                text = next(
+                    (m["content"] for m in reversed(completion) if m.get("role") == "assistant"), ""
+                )
+            _, reward, _, _, _ = env.step(text if isinstance(text, str) else str(text))
+            rewards.append(float(reward))
+        return rewards
+
+    rubric_reward.__name__ = f"{env_id}_rubric"
+    return rubric_reward
+
+
+__all__ = [
+    "ROW_KEYS",
+    "EnvTools",
+    "dataset",
+    "environment_factory",
+    "reward_function",
+    "rows",
+]

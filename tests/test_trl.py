@@ -1,0 +1,239 @@
+"""The TRL adapter, called the way GRPOTrainer calls it (and, in the slow run, by GRPOTrainer).
+
+The environment_factory class must expose the task's tools as methods whose schemas TRL
+renders exactly as the env's own, reset from a dataset row, and report the env's own
+reward through get_reward(); the single-turn reward function must grade as env.step does.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import gymnasium as gym
+import pytest
+
+import meeting_gym  # noqa: F401
+from meeting_gym.adapters import trl as adapter
+from meeting_gym.agentkit import AnswerAction, ToolCallsAction, parse_action
+from meeting_gym.agents.policies import make_policy
+from meeting_gym.core.registry import task_class
+
+transformers = pytest.importorskip("transformers")
+
+
+def trl_methods(instance) -> dict:
+    """The tools GRPOTrainer finds on an environment instance (its own rule)."""
+    return {
+        name: getattr(instance, name)
+        for name, _ in inspect.getmembers(type(instance), predicate=inspect.isfunction)
+        if name not in ("reset", "get_reward") and not name.startswith("_")
+    }
+
+
+def test_the_tool_methods_render_the_envs_own_schemas():
+    from transformers.utils import get_json_schema
+
+    instance = adapter.environment_factory("MeetingSlot-v0")()
+    methods = trl_methods(instance)
+    toolset = task_class("MeetingSlot-v0").toolset
+    assert set(methods) == {*toolset.names, "answer"}
+    ours = {s["function"]["name"]: s["function"] for s in toolset.schemas()}
+    for name, method in methods.items():
+        schema = get_json_schema(method)["function"]
+        if name == "answer":
+            assert schema["parameters"]["required"] == ["answer"]
+            continue
+        # transformers keeps every paragraph before Args; the env's schema keeps the first
+        assert schema["description"].startswith(ours[name]["description"])
+        theirs = schema["parameters"]
+        assert theirs.get("required", []) == ours[name]["parameters"].get("required", [])
+        assert set(theirs["properties"]) == set(ours[name]["parameters"]["properties"])
+        for arg, prop in theirs["properties"].items():
+            assert prop["type"] == ours[name]["parameters"]["properties"][arg]["type"]
+
+
+def play_gold_through_methods(instance, row: dict) -> float:
+    """The gold policy, its tool calls executed as TRL would: by calling the methods."""
+    assert instance.reset(**row) is None  # the row's prompt already holds the question
+    question = row["prompt"][-1]["content"]
+    env = gym.make("MeetingSlot-v0", mode="text")
+    _, info = env.reset(options={k: row[k] for k in adapter.ROW_KEYS if k in row})
+    policy = make_policy("gold", env="MeetingSlot-v0")
+    policy.reset(question, info)
+    observation = question
+    methods = trl_methods(instance)
+    for _ in range(40):
+        action = parse_action(policy.act(observation))
+        if isinstance(action, AnswerAction):
+            instance.answer(action.answer)
+            return instance.get_reward()
+        assert isinstance(action, ToolCallsAction)
+        results = [methods[call.name](**call.arguments) for call in action.calls]
+        observation = results[0] if len(results) == 1 else json.dumps(results)
+    raise AssertionError("the gold policy did not answer")
+
+
+def test_gold_through_the_factory_earns_the_envs_maximum_on_curated():
+    rows = adapter.rows("MeetingSlot-v0", split="curated")
+    assert [r["index"] for r in rows] == list(range(15)) and rows[0]["split"] == "curated"
+    assert (
+        rows[0]["prompt"][0]["role"] == "system" and "earliest" in rows[0]["prompt"][1]["content"]
+    )
+    factory = adapter.environment_factory("MeetingSlot-v0")
+    instance = factory()  # GRPOTrainer reuses instances across rollouts: one for all rows
+    rewards = [play_gold_through_methods(instance, row) for row in rows]
+    assert rewards == [pytest.approx(1.2)] * 15
+
+
+def test_get_reward_is_zero_until_answered_and_a_wrong_answer_gets_the_rubric():
+    instance = adapter.environment_factory("MeetingSlot-v0")()
+    instance.reset(prompt=[], split="curated", index=0)
+    assert instance.get_reward() == 0.0
+    assert json.loads(instance.list_attendees()) == ["Ava", "Ben"]
+    assert instance.get_timezone("Nobody").startswith("error:")
+    assert instance.answer("NONE") == "Answer received."
+    assert instance.get_reward() == pytest.approx(0.2)  # well-formed, wrong
+    assert instance.list_attendees().startswith("error:")  # the episode is over
+
+
+def test_single_turn_envs_train_with_the_reward_function():
+    rows = adapter.rows("CalendarMath-v0", split="curated")
+    reward = adapter.reward_function("CalendarMath-v0")
+    columns = {key: [row[key] for row in rows] for key in adapter.ROW_KEYS if key in rows[0]}
+    gold, naive = [], []
+    for row in rows:
+        env = gym.make("CalendarMath-v0")
+        _, info = env.reset(options={k: row[k] for k in adapter.ROW_KEYS if k in row})
+        for name, out in (("gold", gold), ("naive", naive)):
+            policy = make_policy(name, env="CalendarMath-v0")
+            policy.reset(row["prompt"][-1]["content"], info)
+            out.append(policy.act(""))
+    assert reward(gold, **columns) == [pytest.approx(1.2)] * 15
+    expected = []
+    for row, completion in zip(rows, naive, strict=True):
+        env = gym.make("CalendarMath-v0")
+        env.reset(options={k: row[k] for k in adapter.ROW_KEYS if k in row})
+        expected.append(env.step(completion)[1])
+    assert reward(naive, **columns) == expected
+    assert round(sum(expected) / 15, 3) == 0.768
+    chat = [[{"role": "assistant", "content": text}] for text in gold]
+    assert reward(chat, **columns) == [pytest.approx(1.2)] * 15
+
+
+def test_each_adapter_refuses_the_wrong_kind_of_env():
+    with pytest.raises(ValueError, match="has no tools"):
+        adapter.environment_factory("CalendarMath-v0")
+    with pytest.raises(ValueError, match="has tools"):
+        adapter.reward_function("MeetingSlot-v0")
+
+
+def test_dataset_is_a_datasets_dataset():
+    pytest.importorskip("datasets")
+    data = adapter.dataset("MeetingSlot-v0", split="train", n=5)
+    assert len(data) == 5 and set(data.column_names) >= {"prompt", "split", "index"}
+
+
+def tiny_qwen3(tmp_path):
+    """A randomly initialised Qwen3-style causal LM and a byte-level tokenizer, built offline.
+
+    The tokenizer carries TRL's own copy of the Qwen3 chat template, so TRL recognises it,
+    renders the tools and parses tool calls as it does for the real model.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+    from trl.chat_template_utils import qwen3_chat_template
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
+    specials += ["<tool_response>", "</tool_response>", "<think>", "</think>"]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    corpus = [row["prompt"][0]["content"] for row in adapter.rows("MeetingSlot-v0", "curated")]
+    trainer = trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(corpus, trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+    tokenizer.chat_template = qwen3_chat_template
+    tokenizer.padding_side = "left"
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        max_position_embeddings=8192,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return Qwen3ForCausalLM(config), tokenizer
+
+
+@pytest.mark.slow
+def test_grpo_trainer_takes_training_steps_on_meeting_slot(tmp_path, monkeypatch):
+    trl = pytest.importorskip("trl")
+    import torch
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    torch.manual_seed(0)
+    model, tokenizer = tiny_qwen3(tmp_path)
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=24,
+        max_steps=2,
+        learning_rate=1e-4,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        max_tool_calling_iterations=2,
+    )
+    trainer = trl.GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        args=args,
+        train_dataset=adapter.dataset("MeetingSlot-v0", split="train", n=4),
+        environment_factory=adapter.environment_factory("MeetingSlot-v0"),
+    )
+    tools = sorted(tool.__name__ for tool in trainer._env_tools[None])
+    assert tools == sorted([*task_class("MeetingSlot-v0").toolset.names, "answer"])
+    trainer.train()
+    history = [entry for entry in trainer.state.log_history if "loss" in entry]
+    assert len(history) == 2  # two optimisation steps ran
+    # the env owns the reward (get_reward), logged under the factory class's name
+    assert "rewards/MeetingSlotTools/mean" in history[0]
+    # a random model never answers: the env scores 0, as its rubric says for no answer
+    assert all(entry["reward"] == 0.0 for entry in history)
+
+
+def test_the_tokenizer_trl_uses_parses_a_tool_call_into_a_method_call(tmp_path):
+    pytest.importorskip("trl")
+    from trl.chat_template_utils import add_response_schema, parse_response
+
+    _, tokenizer = tiny_qwen3(tmp_path)
+    tokenizer = add_response_schema(tokenizer)
+    instance = adapter.environment_factory("MeetingSlot-v0")()
+    (row,) = adapter.rows("MeetingSlot-v0", split="curated", n=1)
+    instance.reset(**row)
+    tools = list(trl_methods(instance).values())
+    prefix = tokenizer.apply_chat_template(
+        row["prompt"], tools=tools, add_generation_prompt=True, tokenize=True
+    )
+    if isinstance(prefix, dict):
+        prefix = prefix["input_ids"]
+    text = '<tool_call>\n{"name": "get_timezone", "arguments": {"name": "Ava"}}\n</tool_call>'
+    ids = tokenizer(text + "<|im_end|>", add_special_tokens=False)["input_ids"]
+    parsed = parse_response(tokenizer, ids, prefix=prefix, tools=tools)
+    (call,) = parsed["tool_calls"]
+    method = trl_methods(instance)[call["function"]["name"]]
+    assert method(**call["function"]["arguments"]) == "America/New_York"
