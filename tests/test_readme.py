@@ -8,6 +8,8 @@ says how it is checked (nothing: it is run):
   (its address and a scripted model swapped in; lines that start a real server skipped);
 * ``<!-- readme: slow -->``: run it only in the slow run (``-m slow``): training and the full
   benchmark take minutes;
+* ``<!-- readme: openenv -->``: run it while ``meeting-gym serve --env MeetingSlot-v0`` listens
+  on 127.0.0.1:8017, as the block expects;
 * ``<!-- readme: ci -->``: the set-up lines, which CI itself runs: every command of the block
   must be in ``.ci/run``.
 
@@ -36,6 +38,7 @@ FENCE = re.compile(
 SERVER_LINES = ("vllm serve", "ollama pull")
 MODELS = ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen3-8B", "qwen2.5:7b")
 ENDPOINTS = ("http://localhost:8000/v1", "http://localhost:11434/v1")
+OPENENV_PORT = 8017
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,7 @@ def run_block(block: Block, workdir: Path, body: str | None = None, timeout: int
 
 def test_the_readme_has_blocks_of_every_kind():
     tags = {block.tag for block in BLOCKS}
-    assert {None, "output", "llm-server", "slow", "ci"} <= tags
+    assert {None, "output", "llm-server", "slow", "ci", "openenv"} <= tags
     assert BLOCKS[0].tag == "ci", "the README opens with its two set-up commands"
 
 
@@ -143,6 +146,29 @@ def test_llm_block_runs_against_the_scripted_server(block: Block, workdir: Path)
             lines.append(line)
         run_block(block, workdir, body="\n".join(lines) + "\n")
         assert server.requests, "the block sent no request"
+
+
+@pytest.mark.parametrize("block", _params(("openenv",)))
+def test_openenv_block_runs_against_a_server(block: Block, workdir: Path):
+    pytest.importorskip("openenv.core")
+    import time
+    import urllib.request
+
+    command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", "MeetingSlot-v0"]
+    server = subprocess.Popen([*command, "--port", str(OPENENV_PORT)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{OPENENV_PORT}/health", timeout=1):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "no server"
+                time.sleep(0.2)
+        run_block(block, workdir)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def _normalise(command: str) -> str:
