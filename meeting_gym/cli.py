@@ -211,18 +211,13 @@ def _open_out(path: str) -> Any:
 
 def _export(args: argparse.Namespace) -> int:
     from meeting_gym.core.registry import make_task
-    from meeting_gym.core.splits import to_row
+    from meeting_gym.core.splits import split_rows
 
     task = make_task(args.env, **_settings(args))
     items = _items(args, task)
-    level = args.difficulty or task.difficulty
     with _open_out(args.out) as handle:
-        for index, item in enumerate(items):
-            options: dict[str, Any] = {"split": args.split, "index": index, "split_seed": args.seed}
-            if level is not None:
-                options["difficulty"] = level
-            handle.write(json.dumps(to_row(item, task, options=options), ensure_ascii=False))
-            handle.write("\n")
+        for row in split_rows(args.split, items, task, args.seed, args.difficulty):
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"wrote {len(items)} rows to {args.out}")
     return 0
 

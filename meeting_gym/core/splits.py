@@ -32,7 +32,7 @@ import random
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +276,22 @@ def export_jsonl(items: Iterable[Any], path: str | Path, env: TaskLike = DEFAULT
     return count
 
 
+def split_rows(
+    name: str,
+    items: Iterable[Any],
+    task: Task[Any, Any],
+    seed: int = DEFAULT_SEED,
+    difficulty: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """:func:`to_row` of each item of split ``name``, with the ``options`` that replay it."""
+    level = difficulty or task.difficulty
+    for index, item in enumerate(items):
+        options: dict[str, Any] = {"split": name, "index": index, "split_seed": seed}
+        if level is not None:
+            options["difficulty"] = level
+        yield to_row(item, task, options=options)
+
+
 def export_split(
     name: str,
     path: str | Path,
@@ -289,14 +305,7 @@ def export_split(
     """Write a split as JSONL; each row's ``options`` replay it with ``env.reset``."""
     task = make_task(env, **task_options)
     items = load_split(name, n, seed, difficulty, env=task)
-    count = 0
     with open(path, "w", encoding="utf-8") as handle:
-        for index, item in enumerate(items):
-            options: dict[str, Any] = {"split": name, "index": index, "split_seed": seed}
-            level = difficulty or task.difficulty
-            if level is not None:
-                options["difficulty"] = level
-            row = to_row(item, task, options=options)
+        for row in split_rows(name, items, task, seed, difficulty):
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    return len(items)
