@@ -50,3 +50,48 @@ def has_fraction(action: dict[str, Any]) -> bool:
         isinstance(action.get(key), float) and not float(action[key]).is_integer()
         for key in ("day", "start_slot")
     )
+
+
+def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
+    """A random JSON action, mostly valid, often conflicting, sometimes invalid or a no-op.
+
+    Draws only from ``rng``; never submits (the caller decides when to end).
+    """
+    sessions = problem.session_ids
+    placed = [problem.session_ids[s] for s, _ in timetable.items()]
+    unplaced = [sid for i, sid in enumerate(sessions) if i not in timetable]
+    roll = rng.random()
+    day = rng.randrange(problem.n_days)
+    start = rng.randrange(problem.per_day)
+    room = rng.choice(problem.room_ids)
+    if roll < 0.45 and unplaced:
+        return {
+            "action_type": "assign_session",
+            "session_id": rng.choice(unplaced),
+            "day": day,
+            "start_slot": start,
+            "room_id": room,
+        }
+    if roll < 0.65 and placed:
+        return {
+            "action_type": "move_session",
+            "session_id": rng.choice(placed),
+            "day": day,
+            "start_slot": start,
+            "room_id": room,
+        }
+    if roll < 0.8 and placed:
+        return {
+            "action_type": "swap_sessions",
+            "session_id": rng.choice(placed),
+            "target_session_id": rng.choice(placed),
+        }
+    if roll < 0.9 and placed:
+        return {"action_type": "unassign_session", "session_id": rng.choice(placed)}
+    return {
+        "action_type": rng.choice(["assign_session", "move_session", "unassign_session"]),
+        "session_id": rng.choice(sessions),
+        "day": rng.randrange(-1, problem.n_days + 1),
+        "start_slot": rng.randrange(-1, problem.per_day + 1),
+        "room_id": room,
+    }
