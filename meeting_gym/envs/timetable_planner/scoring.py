@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from meeting_gym.envs.timetable_planner.problem import Problem, Spot
@@ -36,6 +36,7 @@ __all__ = [
     "COMPONENTS",
     "CONFLICT_KEYS",
     "HARD_CONSTRAINT_TYPES",
+    "SCORE_KEYS",
     "WEIGHTS",
     "Conflicts",
     "Scores",
@@ -129,11 +130,24 @@ class Conflicts:
     room_availability_violation: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return dict(zip(CONFLICT_KEYS, astuple(self), strict=True))
+        return {key: getattr(self, key) for key in CONFLICT_KEYS}
 
     @property
     def total(self) -> int:
-        return sum(astuple(self))
+        return sum(getattr(self, key) for key in CONFLICT_KEYS)
+
+
+SCORE_KEYS = (
+    "overall_score",
+    "hard_constraint_score",
+    "coverage_score",
+    "compactness_score",
+    "room_fit_score",
+    "stability_score",
+    "preference_score",
+    "daily_balance_score",
+)
+"""The observation's ``score_breakdown`` keys, in the predecessor's order."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +165,7 @@ class Scores:
 
     def as_dict(self) -> dict[str, float]:
         """The eight scores, in the predecessor's key order (overall first)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in SCORE_KEYS}
 
     def components(self) -> dict[str, float]:
         """The seven components, in :data:`COMPONENTS` order."""
@@ -428,7 +442,15 @@ class Timetable:
         """The eight scores of the current timetable, O(days)."""
         p = self.problem
         n = len(self._at)
-        counts = self.conflicts().as_dict()
+        counts = {
+            "teacher_overlap": self.teacher_overlap,
+            "group_overlap": self.group_overlap,
+            "room_overlap": self.room_overlap,
+            "room_capacity_violation": self.capacity_violations,
+            "room_type_violation": self.type_violations,
+            "teacher_availability_violation": self.teacher_unavailable,
+            "room_availability_violation": self.room_unavailable,
+        }
         components = {
             "hard_constraint_score": _hard_constraint(p.task_name, counts, n, self.n_cells),
             "coverage_score": self.must_placed / p.must_count if p.must_count else 1.0,
