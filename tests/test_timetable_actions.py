@@ -320,3 +320,12 @@ def test_any_action_is_a_step_never_an_exception(raws):
         if result.action is None:
             assert result.outcome == INVALID and result.action_penalty == -0.02
             assert result.action_error
+
+
+def test_an_action_needs_the_fields_of_its_type():
+    with pytest.raises(ValueError, match="unknown action_type 'teleport'"):
+        Action("teleport")
+    with pytest.raises(ValueError, match="assign_session needs day"):
+        Action("assign_session", "S1", None, 0, "R1")
+    with pytest.raises(ValueError, match="swap_sessions needs target_session_id"):
+        Action("swap_sessions", "S1")

@@ -68,6 +68,15 @@ DAY_FIELD = "day (0-based int or name like Mon)"
 
 MAX_ECHO = 100
 
+_PLACE = ("session_id", "day", "start_slot", "room_id")
+_NEEDS = {
+    "assign_session": _PLACE,
+    "move_session": _PLACE,
+    "swap_sessions": ("session_id", "target_session_id"),
+    "unassign_session": ("session_id",),
+    "submit_timetable": (),
+}
+
 APPLY, NOOP, INVALID = "apply", "noop", "invalid"
 
 
@@ -86,6 +95,14 @@ class Action:
     start_slot: int | None = None
     room_id: str | None = None
     target_session_id: str | None = None
+
+    def __post_init__(self) -> None:
+        needed = _NEEDS.get(self.action_type)
+        if needed is None:
+            raise ValueError(f"unknown action_type {self.action_type!r}")
+        for name in needed:
+            if getattr(self, name) is None:
+                raise ValueError(f"{self.action_type} needs {name}")
 
     @classmethod
     def assign(cls, session_id: str, day: int, start_slot: int, room_id: str) -> Action:
@@ -278,14 +295,14 @@ def check_action(problem: Problem, timetable: Timetable, action: Action) -> Chec
     """Validate a parsed action against the timetable (RULES 4.2); changes nothing."""
     kind = action.action_type
     if kind in ("assign_session", "move_session"):
-        session = problem.session_index.get(action.session_id)  # type: ignore[arg-type]
+        session = problem.session_index.get(action.session_id)
         if session is None:
             return Check(INVALID, f"Unknown session_id: {_echo(str(action.session_id))}")
-        room = problem.room_index.get(action.room_id)  # type: ignore[arg-type]
+        room = problem.room_index.get(action.room_id)
         if room is None:
             return Check(INVALID, f"Unknown room_id: {_echo(str(action.room_id))}")
         day, start = action.day, action.start_slot
-        assert day is not None and start is not None
+        assert day is not None and start is not None  # Action.__post_init__
         if day < 0 or day >= problem.n_days:
             return Check(INVALID, "day is out of range")
         if start < 0 or start + problem.session_length[session] > problem.per_day:
@@ -301,10 +318,10 @@ def check_action(problem: Problem, timetable: Timetable, action: Action) -> Chec
         return Check(APPLY, session=session, spot=spot)
 
     if kind == "swap_sessions":
-        a = problem.session_index.get(action.session_id)  # type: ignore[arg-type]
+        a = problem.session_index.get(action.session_id)
         if a is None:
             return Check(INVALID, f"Unknown session_id: {_echo(str(action.session_id))}")
-        b = problem.session_index.get(action.target_session_id)  # type: ignore[arg-type]
+        b = problem.session_index.get(action.target_session_id)
         if b is None:
             return Check(
                 INVALID, f"Unknown target session_id: {_echo(str(action.target_session_id))}"
@@ -323,13 +340,11 @@ def check_action(problem: Problem, timetable: Timetable, action: Action) -> Chec
         return Check(APPLY, session=a, target=b)
 
     if kind == "unassign_session":
-        session = problem.session_index.get(action.session_id)  # type: ignore[arg-type]
+        session = problem.session_index.get(action.session_id)
         if session is None:
             return Check(INVALID, f"Unknown session_id: {_echo(str(action.session_id))}")
         if session not in timetable:
             return Check(NOOP, session=session)
         return Check(APPLY, session=session)
 
-    if kind == "submit_timetable":
-        return Check(APPLY)
-    return Check(INVALID, f"Unknown action_type: {_echo(str(kind))}")
+    return Check(APPLY)  # submit_timetable: always valid, never a no-op
