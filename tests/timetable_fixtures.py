@@ -1,0 +1,97 @@
+"""The predecessor's recorded behaviour, read from the shared reference folder beside the repo.
+
+``../shared/reference/timetable_planner/`` holds RULES.md, scenarios.json and
+trajectories.json (recorded from the predecessor under PYTHONHASHSEED=0). Tests that
+need them skip with a clear reason when the folder is absent; the package never reads
+it at run time.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REFERENCE = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "timetable_planner"
+)
+
+
+@cache
+def _load(name: str) -> Any:
+    path = REFERENCE / name
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def reference(name: str) -> Any:
+    """A reference JSON file, or skip the test saying where it was looked for."""
+    data = _load(name)
+    if data is None:
+        pytest.skip(f"reference data {REFERENCE / name} is not checked out beside the repo")
+    return data
+
+
+def trajectories() -> list[tuple[str, dict[str, Any]]]:
+    """(scenario_id, trajectory) of every recording: 15 x 6 hand-crafted, 8 generated."""
+    data = reference("trajectories.json")
+    out = [(s["scenario_id"], t) for s in data["scenarios"] for t in s["trajectories"]]
+    out += [(g["scenario_id"], t) for g in data["generated"] for t in g["trajectories"]]
+    return out
+
+
+def has_fraction(action: dict[str, Any]) -> bool:
+    """Whether a recorded action gives day or start_slot as a float with a fraction (D16)."""
+    return any(
+        isinstance(action.get(key), float) and not float(action[key]).is_integer()
+        for key in ("day", "start_slot")
+    )
+
+
+def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
+    """A random JSON action, mostly valid, often conflicting, sometimes invalid or a no-op.
+
+    Draws only from ``rng``; never submits (the caller decides when to end).
+    """
+    sessions = problem.session_ids
+    placed = [problem.session_ids[s] for s, _ in timetable.items()]
+    unplaced = [sid for i, sid in enumerate(sessions) if i not in timetable]
+    roll = rng.random()
+    day = rng.randrange(problem.n_days)
+    start = rng.randrange(problem.per_day)
+    room = rng.choice(problem.room_ids)
+    if roll < 0.45 and unplaced:
+        return {
+            "action_type": "assign_session",
+            "session_id": rng.choice(unplaced),
+            "day": day,
+            "start_slot": start,
+            "room_id": room,
+        }
+    if roll < 0.65 and placed:
+        return {
+            "action_type": "move_session",
+            "session_id": rng.choice(placed),
+            "day": day,
+            "start_slot": start,
+            "room_id": room,
+        }
+    if roll < 0.8 and placed:
+        return {
+            "action_type": "swap_sessions",
+            "session_id": rng.choice(placed),
+            "target_session_id": rng.choice(placed),
+        }
+    if roll < 0.9 and placed:
+        return {"action_type": "unassign_session", "session_id": rng.choice(placed)}
+    return {
+        "action_type": rng.choice(["assign_session", "move_session", "unassign_session"]),
+        "session_id": rng.choice(sessions),
+        "day": rng.randrange(-1, problem.n_days + 1),
+        "start_slot": rng.randrange(-1, problem.per_day + 1),
+        "room_id": room,
+    }
