@@ -16,7 +16,9 @@ one-answer episodes, and item generation with gold. A row is a :class:`Measure`:
   per second; a target is a minimum ratio;
 * ``time``: single durations (a reset, a solve); the row shows their median and a
   target is a maximum duration;
-* ``once``: a duration measured once per run, outside the repeats (a cold cache).
+* ``once``: a duration measured once per run, outside the repeats (a cold cache);
+* ``value``: a plain number per repeat (a ratio of two costs, say); the row shows the
+  median with the measure's ``unit`` and a target is a maximum value.
 """
 
 from __future__ import annotations
@@ -44,10 +46,13 @@ class Row:
     met: bool | None = None
     note: str = ""
     unit: str = "steps/s"
+    number: float | None = None
 
     def value(self) -> str:
         if self.note:
             return self.note
+        if self.number is not None:
+            return f"{self.number:.2f} {self.unit}".rstrip()
         if self.seconds is not None:
             return _duration(self.seconds)
         if self.rate is not None:
@@ -115,6 +120,7 @@ class Measure:
     max_seconds: float | None = None
     target_note: str = ""
     unit: str = "steps/s"
+    max_value: float | None = None
 
 
 # ----------------------------------------------------------------------------- timers
@@ -302,6 +308,7 @@ def measure(env: str = DEFAULT_ENV, quick: bool = False) -> tuple[list[Row], flo
     rates: dict[str, list[float]] = {}  # per repeat: items per second
     ratios: dict[str, list[float]] = {}  # per repeat: rate / CartPole's rate in that repeat
     seconds: dict[str, list[float]] = {}  # every single duration, for the time rows
+    numbers: dict[str, list[float]] = {}  # the value rows, one per repeat
 
     for r in range(budget.repeats):
         # CartPole runs at both ends of each repeat and every ratio uses their mean, so a
@@ -313,6 +320,9 @@ def measure(env: str = DEFAULT_ENV, quick: bool = False) -> tuple[list[Row], flo
                 continue
             value = item.run(r)
             if value is None:
+                continue
+            if item.kind == "value":
+                numbers.setdefault(item.key, []).append(float(value))
                 continue
             if item.kind == "time":
                 seconds.setdefault(item.key, []).extend(value)
@@ -334,8 +344,22 @@ def measure(env: str = DEFAULT_ENV, quick: bool = False) -> tuple[list[Row], flo
     cart = median(rates["cartpole"])
     rows = [Row("CartPole-v1 random steps (yardstick)", rate=cart, ratio=1.0)]
     for item in plan:
-        rows.append(_row(item, rates, ratios, seconds))
+        if item.kind == "value":
+            rows.append(_value_row(item, numbers))
+        else:
+            rows.append(_row(item, rates, ratios, seconds))
     return rows, cart
+
+
+def _value_row(item: Measure, numbers: dict[str, list[float]]) -> Row:
+    if item.key not in numbers:
+        return Row(item.label, note=MISSING)
+    value = median(numbers[item.key])
+    row = Row(item.label, number=value, unit=item.unit)
+    if item.max_value is not None:
+        row.target = item.target_note or f"< {item.max_value:g}"
+        row.met = value < item.max_value
+    return row
 
 
 def _row(

@@ -20,7 +20,7 @@ from typing import Any
 
 from meeting_gym import __version__
 from meeting_gym.core.registry import ENVS, task_class
-from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, SPLITS
+from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, SPLITS, split_names
 
 EXIT_USER_ERROR = 2
 EXIT_NOTHING_SCORED = 1
@@ -91,7 +91,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     task = make_task(args.env, **settings)
-    policy = args.policy
+    policy = args.policy or task.reference_policy
     is_ppo = policy.startswith("ppo:")
     known = policy in task.policies or is_ppo or policy == "openai"
     if not known:
@@ -113,7 +113,8 @@ def _eval(args: argparse.Namespace) -> int:
         from meeting_gym.agents.ppo import load_ppo
 
         agent = load_ppo(policy[len("ppo:") :])
-        env_kwargs["obs"] = agent.obs
+        if _takes(args.env, "obs"):  # MeetingSlot's observation encoding
+            env_kwargs["obs"] = agent.obs
 
         def make_agent() -> Any:
             return agent
@@ -183,7 +184,15 @@ def _eval(args: argparse.Namespace) -> int:
         if args.rollouts != 1 or policy == "openai":
             title += f"  rollouts={args.rollouts}"
         rows = results if args.verbose else ()
-        print(format_table(summary, title, rows, rubric=task.rubric, extra=extra_lines))
+        table = format_table(
+            summary,
+            title,
+            rows,
+            rubric=task.rubric,
+            extra=extra_lines,
+            truncation_note=task.truncation_note,
+        )
+        print(table)
     if args.out:
         print(f"wrote {len(results)} rows to {args.out}", file=sys.stderr)
     if summary["scored"] == 0:
@@ -194,6 +203,19 @@ def _eval(args: argparse.Namespace) -> int:
         )
         return EXIT_NOTHING_SCORED
     return 0
+
+
+def _takes(env_id: str, keyword: str) -> bool:
+    """Whether ``env_id``'s env class takes the ``gym.make`` keyword ``keyword``."""
+    import inspect
+
+    import gymnasium
+
+    from meeting_gym.core.registry import load_object
+
+    entry_point = gymnasium.spec(env_id).entry_point
+    cls = load_object(entry_point) if isinstance(entry_point, str) else entry_point
+    return keyword in inspect.signature(cls).parameters
 
 
 def _open_out(path: str) -> Any:
@@ -286,7 +308,9 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
 
     def split_options(p: argparse.ArgumentParser) -> None:
         env_option(p)
-        p.add_argument("--split", choices=SPLITS, default="curated")
+        p.add_argument(
+            "--split", choices=split_names(task) if task is not None else SPLITS, default="curated"
+        )
         p.add_argument(
             "-n", type=_nonnegative, default=None, help="number of items (split default)"
         )
@@ -311,9 +335,10 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="evaluate a policy and print the rubric table")
     ev.add_argument(
         "--policy",
-        default="gold",
+        default=None,
         help=f"one of {_policy_names(env_id) if task else 'gold, ppo:PATH, openai'} "
-        "(ppo:PATH = a saved MaskablePPO; openai = an LLM endpoint)",
+        "(ppo:PATH = a saved MaskablePPO; openai = an LLM endpoint; default: the env's "
+        f"reference policy{f', {task.reference_policy}' if task else ''})",
     )
     ev.add_argument(
         "--mode",

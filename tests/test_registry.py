@@ -23,7 +23,7 @@ from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.core.registry import ENVS, load_object, task_class
 from meeting_gym.core.spaces import AnyText
-from meeting_gym.core.splits import load_split
+from meeting_gym.core.splits import load_split, split_names
 
 
 def _configurations() -> list[tuple[str, str]]:
@@ -138,14 +138,26 @@ def test_reference_policy_scores_its_documented_maximum_on_curated(env_id, mode)
         lambda: make_policy(cls.reference_policy, env=env_id), items, env=env_id, mode=mode
     )
     assert all(r.error is None for r in results)
-    assert [r.reward for r in results] == [pytest.approx(cls.max_reward)] * len(items), [
-        (r.item_id, r.gold, r.answer) for r in results if r.reward < cls.max_reward
+    task = cls()
+    documented = [task.max_reward_for(item) for item in items]
+    assert None not in documented, "every curated item has a documented best reward"
+    assert [r.reward for r in results] == [pytest.approx(m) for m in documented], [
+        (r.item_id, r.gold, r.answer)
+        for r, m in zip(results, documented, strict=True)
+        if r.reward < m
     ]
-    assert summarize(results)["reward"] == pytest.approx(cls.max_reward)
+    assert all(m <= cls.max_reward + 1e-9 for m in documented)
+    assert summarize(results)["reward"] == pytest.approx(sum(documented) / len(documented))
 
 
-@pytest.mark.parametrize("env_id, mode", CONFIGS, ids=IDS)
-@pytest.mark.parametrize("split", ["train", "eval", "curated"])
+SPLIT_CASES = [
+    (env_id, mode, split) for env_id, mode in CONFIGS for split in split_names(task_class(env_id))
+]
+
+
+@pytest.mark.parametrize(
+    "env_id, mode, split", SPLIT_CASES, ids=[f"{e}-{m}-{s}" for e, m, s in SPLIT_CASES]
+)
 def test_reset_options_address_split_items(env_id, mode, split):
     env = make(env_id, mode)
     items = load_split(split, n=20, seed=3, env=env_id)
@@ -167,9 +179,14 @@ def test_reset_seed_plays_the_train_split_in_order(env_id):
 
 @pytest.mark.parametrize("env_id", list(ENVS))
 def test_train_never_draws_an_eval_item(env_id):
-    held = {task_class(env_id)().key(i) for i in load_split("eval", n=150, env=env_id)}
-    train = load_split("train", n=1500, seed=42, env=env_id)
-    assert not held & {task_class(env_id)().key(i) for i in train}
+    task = task_class(env_id)()
+    held = {task.key(i) for i in load_split("eval", n=150, env=env_id)}
+    train = {task.key(i) for i in load_split("train", n=1500, seed=42, env=env_id)}
+    assert not held & train
+    fixed = {task.key(i) for name in task.fixed_splits for i in load_split(name, env=env_id)}
+    assert not fixed & (held | train), "the fixed splits' items are never drawn"
+    if not task.eval_curated:
+        assert not task.curated_keys & held
 
 
 @pytest.mark.parametrize("env_id", list(ENVS))
@@ -236,12 +253,20 @@ def test_text_interface_fuzz_smoke(env_id, actions, seed):
     base = env.unwrapped
     observation, _ = env.reset(seed=seed)
     assert base.observation_space.contains(observation)
+    paid = 0.0
     for turns, action in enumerate(actions, 1):
         observation, reward, terminated, truncated, info = env.step(action)
         assert info["turn"] == turns and base.observation_space.contains(observation)
-        assert 0.0 <= reward <= base.task.max_reward + 1e-9
+        paid += reward
+        if base.task.dense_reward:  # a reward every step (penalties too); the return is bounded
+            assert paid <= base.task.max_reward + 1e-9
+        else:
+            assert 0.0 <= reward <= base.task.max_reward + 1e-9
         if terminated or truncated:
             assert set(base.task.rubric.names) <= set(info) and "gold" in info
+            assert info["reward"] == pytest.approx(paid), "the rewards paid sum to the grade"
             break
-        assert reward == 0.0 and turns < base.max_turns
+        assert turns < base.max_turns
+        if not base.task.dense_reward:
+            assert reward == 0.0
     env.close()

@@ -45,6 +45,7 @@ class EpisodeResult:
     score: float | None = None
     groups: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> float:
         # rubric terms read like fields (result.exact_match); only reached for
@@ -67,6 +68,7 @@ class EpisodeResult:
         }
         if self.score is not None:
             row["score"] = self.score
+        row.update(self.stats)
         row.update(
             turns=self.turns, tool_calls=self.tool_calls, truncated=self.truncated, error=self.error
         )
@@ -94,6 +96,7 @@ def result_of(env: gym.Env, rollout: Rollout, rubric: Rubric, number: int = 0) -
         rollout=number,
         score=info.get("score") if scored else None,
         groups=tuple(task.groups(episode.item)),
+        stats={name: float(info[name]) for name in task.stats if name in info} if scored else {},
     )
 
 
@@ -219,7 +222,8 @@ def summarize(
     Keys: ``n``, ``scored``, ``errors``, ``reward`` (the mean return), each rubric term
     by name (``terms`` defaults to the terms the results carry) and ``terms`` (their
     names, in order), ``score`` if the env reports one, ``mean_turns``,
-    ``mean_tool_calls``, ``no_answer``, ``truncated`` (turn budget hit), ``first_error``.
+    ``mean_tool_calls``, ``no_answer``, ``truncated`` (turn budget hit), ``first_error``,
+    and the mean of each of the task's ``stats`` the results carry (``stats`` names them).
     """
     rows = list(results)
     scored = [r for r in rows if r.error is None]
@@ -237,6 +241,10 @@ def summarize(
     scores = [r.score for r in scored if r.score is not None]
     if scores:
         summary["score"] = fmean(scores)
+    stats = _stat_names(rows)
+    if stats:
+        summary["stats"] = stats
+        summary.update(_stat_means(scored, stats))
     summary["mean_turns"] = fmean(r.turns for r in scored) if scored else 0.0
     summary["mean_tool_calls"] = fmean(r.tool_calls for r in scored) if scored else 0.0
     summary["no_answer"] = sum(1 for r in scored if r.answer is None)
@@ -249,13 +257,27 @@ def summarize(
                 [r for r in scored if label in r.groups],
                 sum(1 for r in rows if label in r.groups),
                 terms,
+                stats,
             )
             for label in labels
         }
     return summary
 
 
-def _group(scored: list[EpisodeResult], n: int, terms: Sequence[str]) -> dict[str, Any]:
+def _stat_names(rows: Sequence[EpisodeResult]) -> list[str]:
+    """The task stats the results carry, in order of first appearance."""
+    return list(dict.fromkeys(name for r in rows for name in r.stats))
+
+
+def _stat_means(scored: Sequence[EpisodeResult], stats: Sequence[str]) -> dict[str, float]:
+    return {
+        name: fmean(r.stats.get(name, 0.0) for r in scored) if scored else 0.0 for name in stats
+    }
+
+
+def _group(
+    scored: list[EpisodeResult], n: int, terms: Sequence[str], stats: Sequence[str] = ()
+) -> dict[str, Any]:
     """The means of one group of episodes (its scored ones)."""
     out: dict[str, Any] = {"n": n, "scored": len(scored)}
     out["reward"] = fmean(r.reward for r in scored) if scored else 0.0
@@ -264,13 +286,14 @@ def _group(scored: list[EpisodeResult], n: int, terms: Sequence[str]) -> dict[st
     scores = [r.score for r in scored if r.score is not None]
     if scores:
         out["score"] = fmean(scores)
+    out.update(_stat_means(scored, stats))
     return out
 
 
 def _group_lines(summary: dict[str, Any], labels: dict[str, str]) -> list[str]:
-    """One line per group: its size, mean reward, score if any, and every term."""
+    """One line per group: its size, mean reward, score if any, every term and stat."""
     groups = summary["groups"]
-    names = summary["terms"]
+    names = [*summary["terms"], *summary.get("stats", ())]
     has_score = any("score" in g for g in groups.values())
     width = max(16, *(len(label) + 2 for label in groups))
     head = f"{'by group':<{width}}{'n':>6}{'reward':>9}" + (f"{'score':>9}" if has_score else "")
@@ -296,13 +319,15 @@ def format_table(
     *,
     rubric: Rubric | None = None,
     extra: Sequence[str] = (),
+    truncation_note: str = "scored 0, counted in no answer",
 ) -> str:
     """The summary as aligned lines: reward, each rubric term, counts.
 
     Terms are shown under their rubric labels when ``rubric`` is given (``exact``), by
-    name otherwise. ``extra`` lines go after the counts, then the per-group means (when
-    the items fall in more than one group, see ``Task.groups``); per-episode ``rows`` go
-    last, after a blank line.
+    name otherwise, then the task's stats. ``extra`` lines go after the counts, then the
+    per-group means (when the items fall in more than one group, see ``Task.groups``);
+    per-episode ``rows`` go last, after a blank line. ``truncation_note`` says how a
+    truncated episode was scored (the task's ``truncation_note``).
     """
     labels = {t.name: t.column for t in rubric.terms} if rubric is not None else {}
     lines = [title, "-" * len(title)]
@@ -311,6 +336,8 @@ def format_table(
         lines.append(f"{'score':<16}{summary['score']:.3f}")
     for name in summary["terms"]:
         lines.append(f"{labels.get(name, name):<16}{summary[name]:.3f}")
+    for name in summary.get("stats", ()):
+        lines.append(f"{name.replace('_', ' '):<16}{summary[name]:.3f}")
     lines.append(f"{'episodes':<16}{summary['n']}")
     if summary["errors"]:
         lines.append(f"{'errors':<16}{summary['errors']} (excluded from the means)")
@@ -320,7 +347,7 @@ def format_table(
     lines.append(f"{'mean turns':<16}{summary['mean_turns']:.2f}")
     lines.append(f"{'mean tool calls':<16}{summary['mean_tool_calls']:.2f}")
     lines.append(f"{'no answer':<16}{summary['no_answer']}")
-    lines.append(f"{'turn budget hit':<16}{summary['truncated']} (scored 0, counted in no answer)")
+    lines.append(f"{'turn budget hit':<16}{summary['truncated']} ({truncation_note})")
     lines.extend(extra)
     if summary.get("first_error"):
         lines.append(f"{'first error':<16}{summary['first_error'][:200]}")

@@ -3,6 +3,12 @@
 An :class:`Episode` holds the task, its item and the item's truth (computed once), the
 tool calls made so far and, once answered, the grade. Interfaces translate their
 actions into :meth:`Episode.call` and :meth:`Episode.submit`; turns are counted by the env.
+
+The env pays :meth:`Episode.take_reward` after every step. An answer-graded episode pays
+its grade's reward once, when it is graded; an episode with a reward per step (a score
+delta, as TimetablePlanner's) subclasses this class, pays each step's reward there, and
+may end itself without an answer (:attr:`Episode.truncated`, a step budget). Either way
+the rewards paid sum to the final grade's reward.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ class Episode:
         self.answer_text: str | None = None
         self.answer: str | None = None
         self.grade: Any = None
+        self._paid = False
 
     @property
     def gold(self) -> str:
@@ -30,6 +37,24 @@ class Episode:
     @property
     def done(self) -> bool:
         return self.grade is not None
+
+    @property
+    def truncated(self) -> bool:
+        """True once the episode has ended itself without an answer (its own budget ran out).
+
+        Answer-graded episodes never do (the env truncates them after ``max_turns``).
+        """
+        return False
+
+    def take_reward(self) -> float:
+        """The reward earned since the last call (the env pays it on every step).
+
+        Here: the grade's reward once the episode is graded, 0 before and after.
+        """
+        if self.grade is None or self._paid:
+            return 0.0
+        self._paid = True
+        return float(self.grade.reward)
 
     def call(self, name: str, arguments: Any) -> str:
         """Run one tool on the hidden item; never raises for bad arguments."""

@@ -16,8 +16,11 @@ The splits:
   sampling; the mix stays the nominal one). ``env.reset(seed=s)`` plays
   ``load_split("train", seed=s)[0]`` and each following ``reset()`` the next item;
 * ``eval``: the curated items first, then held-out draws from ``seed + 1``, without
-  repeats (an item equal to an earlier one is skipped);
-* ``curated``: the task's hand-picked items.
+  repeats (an item equal to an earlier one is skipped); a task with
+  ``eval_curated = False`` leaves the curated items out;
+* ``curated``: the task's hand-picked items; a task may name more hand-picked splits
+  (``Task.fixed_splits``, e.g. TimetablePlanner's ``generated``), which ``train`` and
+  ``eval`` never draw from either.
 
 Any item is addressable the same way everywhere: ``env.reset(options={"split": "eval",
 "index": 7})`` plays ``load_split("eval", env=...)[7]``, and every exported row carries
@@ -97,7 +100,8 @@ class _EvalStream:
 
     def __init__(self, task: Task[Any, Any], seed: int, difficulty: str | None) -> None:
         self.task, self.seed, self.difficulty = task, seed, difficulty
-        self.items = [item for item in task.curated() if task.accepts(item, difficulty)]
+        curated = task.curated() if task.eval_curated else ()
+        self.items = [item for item in curated if task.accepts(item, difficulty)]
         self.keys = {task.key(item) for item in self.items}
         self.next_index = 0
         self.lock = threading.Lock()
@@ -141,10 +145,22 @@ def _eval_stream(task: Task[Any, Any], seed: int, difficulty: str | None) -> _Ev
         return stream
 
 
-def _check_split(name: Any) -> str:
-    if name not in SPLITS:
-        raise ValueError(f"unknown split {name!r}; choose one of {', '.join(SPLITS)}")
+def split_names(task: Task[Any, Any] | type[Task[Any, Any]]) -> tuple[str, ...]:
+    """The splits of ``task``: ``train``, ``eval``, ``curated`` and its fixed splits."""
+    return SPLITS + tuple(task.fixed_splits)
+
+
+def _check_split(name: Any, task: Task[Any, Any]) -> str:
+    names = split_names(task)
+    if name not in names:
+        raise ValueError(f"unknown split {name!r}; choose one of {', '.join(names)}")
     return name
+
+
+def _fixed(task: Task[Any, Any], name: str, difficulty: str | None) -> list[Any]:
+    """The items of ``curated`` or of a fixed split that ``difficulty`` accepts."""
+    items = task.curated() if name == "curated" else task.fixed_split(name)
+    return [item for item in items if task.accepts(item, difficulty)]
 
 
 def _check_count(value: Any, what: str) -> int:
@@ -169,17 +185,17 @@ def load_split(
     the curated items.
     """
     task = make_task(env, **task_options)
-    _check_split(name)
+    _check_split(name, task)
     difficulty = task.check_difficulty(difficulty) or task.difficulty
     if n is not None:
         _check_count(n, "n")
-    if name == "curated":
-        items = [item for item in task.curated() if task.accepts(item, difficulty)]
+    if name not in DEFAULT_SIZES:  # curated, or one of the task's fixed splits
+        items = _fixed(task, name, difficulty)
         return items if n is None else items[:n]
     size = DEFAULT_SIZES[name] if n is None else n
     if name == "train":
         return [draw(task, seed, i, difficulty)[0] for i in range(size)]
-    curated = sum(1 for item in task.curated() if task.accepts(item, difficulty))
+    curated = len(_fixed(task, "curated", difficulty)) if task.eval_curated else 0
     if size < curated:
         # the predecessor dropped curated cases from a short eval split without a word
         warnings.warn(
@@ -201,13 +217,13 @@ def split_item(
 
     Truth is None when it is not known yet (the episode computes it).
     """
-    _check_split(name)
+    _check_split(name, task)
     _check_count(index, "index")
     difficulty = task.check_difficulty(difficulty) or task.difficulty
     if name == "train":
         return draw(task, seed, index, difficulty)
-    if name == "curated":
-        items = load_split("curated", difficulty=difficulty, env=task)
+    if name != "eval":
+        items = _fixed(task, name, difficulty)
     else:
         items = _eval_stream(task, seed, difficulty).take(index + 1)
     if index >= len(items):

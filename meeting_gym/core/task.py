@@ -56,7 +56,8 @@ class Task(Generic[Item, Truth]):
       task's default mix);
     * ``rubric``: the named, weighted terms of the grade;
     * ``max_reward``: the best reward an episode can earn (the ``reference_policy``
-      earns it on every curated item; the registry tests check it);
+      earns it on every curated item; the registry tests check it); where the best
+      depends on the item, a bound, and :meth:`max_reward_for` documents each item's;
     * ``toolset``: the tools of a multi-turn task, or None for a single-turn task (every
       reply is the final answer);
     * ``answer_tag``: the tag that marks a final answer in a multi-turn action;
@@ -70,6 +71,20 @@ class Task(Generic[Item, Truth]):
       ``__init__`` takes and validates and the CLI offers as flags;
     * ``bench``: ``"module:function"`` giving the env's rows of ``meeting-gym bench``
       (None: the generic rows of :func:`meeting_gym.bench.default_plan`).
+
+    Multi-step tasks with a reward every step (TimetablePlanner) also set:
+
+    * ``dense_reward``: True when rewards come every step (a score delta, penalties):
+      any step's reward may be negative and the rewards sum to the final
+      ``info["reward"]``; the env pays them through its own
+      :class:`~meeting_gym.core.episode.Episode` subclass;
+    * ``fixed_splits``: names of hand-picked splits besides ``curated``, served by
+      :meth:`fixed_split` (``train`` and ``eval`` never draw their items);
+    * ``eval_curated``: whether the ``eval`` split starts with the curated items
+      (True) or holds generated held-out items only;
+    * ``stats``: names of numeric end-of-episode ``info`` entries (besides the rubric
+      terms) that evaluation tables average, e.g. ``invalid_actions``;
+    * ``truncation_note``: how the evaluation table explains a truncated episode.
 
     ``Item`` is whatever the task plays (a scenario, a question); ``Truth`` is what
     :meth:`truth` derives from it once per episode (the gold answer and the checker
@@ -89,6 +104,11 @@ class Task(Generic[Item, Truth]):
     reset_options: ClassVar[frozenset[str]] = frozenset()
     settings: ClassVar[tuple[Setting, ...]] = ()
     bench: ClassVar[str | None] = None
+    dense_reward: ClassVar[bool] = False
+    fixed_splits: ClassVar[tuple[str, ...]] = ()
+    eval_curated: ClassVar[bool] = True
+    stats: ClassVar[tuple[str, ...]] = ()
+    truncation_note: ClassVar[str] = "scored 0, counted in no answer"
     env_id: str | None = None
     """The registered env id this task was made for (set by ``make_task``)."""
 
@@ -143,10 +163,17 @@ class Task(Generic[Item, Truth]):
         """The hand-picked items of the ``curated`` split, in order."""
         return ()
 
+    def fixed_split(self, name: str) -> Sequence[Item]:
+        """The items of the fixed split ``name`` (one of :attr:`fixed_splits`), in order."""
+        raise ValueError(f"{type(self).__name__} has no fixed split {name!r}")
+
     @cached_property
     def curated_keys(self) -> frozenset[str]:
-        """The keys of the curated items (which train never draws), computed once."""
-        return frozenset(self.key(item) for item in self.curated())
+        """The keys of the curated and fixed-split items (which train never draws), once."""
+        items = [*self.curated()]
+        for name in self.fixed_splits:
+            items.extend(self.fixed_split(name))
+        return frozenset(self.key(item) for item in items)
 
     def key(self, item: Item) -> str:
         """The item's identity: equal items, equal keys (deduplication, the held-out split)."""
@@ -185,6 +212,15 @@ class Task(Generic[Item, Truth]):
     def rubric_for(self, item: Item) -> Rubric:
         """The rubric that grades ``item`` (override when weights depend on the item)."""
         return self.rubric
+
+    def max_reward_for(self, item: Item) -> float | None:
+        """The documented best reward of an episode of ``item`` (default :attr:`max_reward`).
+
+        The ``reference_policy`` earns it on every curated item (the registry tests check
+        it). Tasks whose best reward depends on the item override this, and return None
+        for an item they document no best reward for.
+        """
+        return self.max_reward
 
     def truth(self, item: Item) -> Truth:
         """What the gold answer and the grader are read from (computed once per episode)."""

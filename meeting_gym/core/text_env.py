@@ -125,7 +125,9 @@ class TextEnv(gym.Env):
 
     ## Rewards
     0 until the end; then the task's rubric: a weighted sum of named terms (every
-    term is in the final ``info``). Truncation without an answer scores 0.
+    term is in the final ``info``). Truncation without an answer scores 0. (An env
+    whose episodes pay a reward every step, :meth:`make_episode`, pays it as it comes;
+    the rewards sum to the final ``info["reward"]``.)
 
     ## Episode End
     Terminated when an answer is given; truncated after ``max_turns`` turns without
@@ -195,6 +197,10 @@ class TextEnv(gym.Env):
         """The interface of ``mode`` (envs with more modes override this)."""
         return TextInterface(self.task)
 
+    def make_episode(self, item: Any, truth: Any) -> Episode:
+        """The episode of ``item`` (envs whose episodes pay a reward per step override this)."""
+        return Episode(self.task, item, truth)
+
     # ------------------------------------------------------------------ gym API
 
     def reset(
@@ -207,7 +213,7 @@ class TextEnv(gym.Env):
             self._stream_seed = int(seed) if seed is not None else self._random_seed()
             self._stream_index = 0
         item, truth = self._choose(options or {})
-        episode = Episode(self.task, item, truth)
+        episode = self.make_episode(item, truth)
         observation = self.interface.begin(episode)
         task = self.task
         info: dict[str, Any] = {
@@ -229,16 +235,15 @@ class TextEnv(gym.Env):
         interface = self.interface
         observation, terminated = interface.apply(episode, action)
         self.turns += 1
-        truncated = not terminated and self.turns >= self.max_turns
+        truncated = not terminated and (episode.truncated or self.turns >= self.max_turns)
         info: dict[str, Any] = {self.task.id_key: episode.item_id, "turn": self.turns}
         info.update(interface.step_info())
         self.transcript.append(("action", str(interface.last_action)))
         if interface.last_result is not None:
             self.transcript.append(("observation", interface.last_result))
-        reward = 0.0
+        reward = episode.take_reward()
         if terminated or truncated:
             info.update(episode.outcome())
-            reward = info["reward"]
         return observation, reward, terminated, truncated, info
 
     def render(self) -> Any:
