@@ -7,6 +7,7 @@ the one place they are named)::
     env = gymnasium.make("MeetingSlot-v0")              # classic RL, SB3-ready
     env = gymnasium.make("MeetingSlot-v0", mode="text")  # LLM agents
     env = gymnasium.make("CalendarMath-v0")              # single-turn date arithmetic
+    env = gymnasium.make("TimetablePlanner-v0")          # build a weekly timetable
 
 Importing registers names only: an environment's modules load when it is made.
 """
@@ -25,6 +26,11 @@ _MEETING_SLOT_ENV = "meeting_gym.envs.meeting_slot.env:MeetingSlotEnv"
 register_env("MeetingSlot-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV)
 register_env("MeetingSlot-Raw-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV, obs="raw")
 register_env("CalendarMath-v0", "meeting_gym.envs.calendar_math.task:CalendarMathTask")
+register_env(
+    "TimetablePlanner-v0",
+    "meeting_gym.envs.timetable_planner.task:TimetablePlannerTask",
+    entry_point="meeting_gym.envs.timetable_planner.env:TimetablePlannerEnv",
+)
 
 ENV_IDS = tuple(ENVS)
 

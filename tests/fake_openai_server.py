@@ -29,6 +29,9 @@ each request picks a scripted behaviour:
     Every request gets HTTP 500.
 ``hang``
     Never answers until the server stops (for client timeouts).
+``timetable``
+    Plays TimetablePlanner's solver, one native tool call per turn
+    (``fake_timetable_model.py``).
 
 Any other model gets HTTP 404. Run it by hand with::
 
@@ -59,6 +62,7 @@ MODELS = (
     "rate-limited",
     "always-500",
     "hang",
+    "timetable",
 )
 FAILURES = {"flaky": (500, 500), "rate-limited": (429,)}
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -186,6 +190,13 @@ def scripted_reply(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]
         if turn == 1:
             return {"role": "assistant", "content": "Let me think about the time zones."}
         return {"role": "assistant", "content": "<answer>NONE</answer>"}
+    if model == "timetable":
+        from fake_timetable_model import timetable_reply
+
+        try:
+            return timetable_reply(messages)
+        except (ValueError, KeyError) as exc:
+            raise ScriptError(f"not a TimetablePlanner conversation: {exc}") from exc
     if model == "never-answers":
         call = _call(turn, 0, "list_attendees", "{}")
         return {"role": "assistant", "content": None, "tool_calls": [call]}

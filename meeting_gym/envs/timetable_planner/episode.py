@@ -130,12 +130,13 @@ class TimetableEpisode:
         """Validate a parsed action against the current timetable; changes nothing."""
         return check_action(self.problem, self.timetable, action)
 
-    def step(self, action: Action | Mapping[str, Any] | Any) -> StepResult:
-        """Play one action (an :class:`Action`, or an action object to parse)."""
+    def step(self, action: Action | Rejected | Mapping[str, Any] | Any) -> StepResult:
+        """Play one action: an :class:`Action`, an action object to parse, or a
+        :class:`Rejected` (an action an interface could not read: invalid, with its message)."""
         if self.done:
             raise RuntimeError("the episode is over: start a new one")
         self.step_count += 1
-        parsed = action if isinstance(action, Action) else self.parse(action)
+        parsed = action if isinstance(action, Action | Rejected) else self.parse(action)
         bonus = 0.0
         if isinstance(parsed, Rejected):
             outcome, error, penalty, kind = INVALID, parsed.message, INVALID_PENALTY, None
