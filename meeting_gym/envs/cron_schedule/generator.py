@@ -1,0 +1,324 @@
+"""Seeded CronSchedule tasks: ``generate(rng, level, kind, num_times)`` -> (item, truth).
+
+Every draw comes from the ``random.Random`` passed in (never the global ``random``), in a
+fixed order: the level (only when not given), the kind (only for ``mixed``), the
+schedule, then for a write task its wording, for a read task the count and the start.
+
+Levels add constructs and keep everything below them (each row is the one above plus
+what it names; read tasks draw their schedule the same way):
+
+=====  ==================================================================================
+level  what the schedules hold (and, for read tasks, the count and the start)
+=====  ==================================================================================
+1      minute: one value, a list, ``*/N`` (N divides 60), every minute of one hour; hour:
+       ``*``, one value, a list, a range, ``*/N``; every day. Read: 3 run times, the start
+       is never a run time.
+2      + one day field restricted: days of the month (one, a list, a range) or weekdays
+       (one, a list, a range, ``MON-FRI``-style names, Sunday as 0); months: one, a list,
+       a range, quarterly ``*/3``, names; a tenth stay daily. Read: as level 1.
+3      + **both day fields restricted** (the OR rule), in half the tasks; minute ``a/N``,
+       ``a-b/N`` and ranges; hour ``a-b/N`` and ``a/N``; Sunday as 7. Read: half the
+       starts are exactly on a run time (which must not be listed).
+4      + the AND rule through ``*/N`` day fields; the 29th-31st in months that lack them;
+       Feb 29 in leap and common years; weekday ``N/STEP`` and mixed names (``1-FRI``,
+       ``MON-7``); macros; schedules that fire rarely (Feb 29 on given weekdays, ``*/31``
+       AND a weekday); level 3's schedules in three tasks of ten. Read: 5-10 run times;
+       starts in the last days of a month, late February of leap and common years (2100
+       included) and year ends; three starts in ten exactly on a run time.
+=====  ==================================================================================
+
+Every reference expression fires (a never-firing one is redrawn). ``num_times`` given
+explicitly wins over the level's count. Write descriptions come from
+:func:`~.english.describe`; the truth of a write task is the parsed reference, of a read
+task its run times.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from meeting_gym.envs.cron_schedule.english import describe
+from meeting_gym.envs.cron_schedule.expression import DOW_NAMES, MONTH_NAMES, Cron, parse
+from meeting_gym.envs.cron_schedule.items import LEVELS, CronItem
+from meeting_gym.envs.cron_schedule.schedule import (
+    day_key,
+    fires,
+    format_time,
+    next_times,
+)
+
+__all__ = ["LEVELS", "generate", "schedule"]
+
+_MINUTE_STEPS = (2, 3, 4, 5, 6, 10, 12, 15, 20, 30)
+_COMMON_STEPS = (5, 10, 15, 20, 30)
+_HOUR_STEPS = (2, 3, 4, 6, 8, 12)
+_DOW_WORDS = list(DOW_NAMES)
+_MONTH_WORDS = list(MONTH_NAMES)
+_LEAP_AND_COMMON = (2023, 2024, 2025, 2027, 2028, 2100)
+_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+
+
+def _values(rng: random.Random, lo: int, hi: int, k: int) -> list[int]:
+    return sorted(rng.sample(range(lo, hi + 1), k))
+
+
+def _join(values: list[int]) -> str:
+    return ",".join(map(str, values))
+
+
+def _range(rng: random.Random, lo: int, hi: int, min_len: int = 2) -> tuple[int, int]:
+    a = rng.randint(lo, hi - min_len + 1)
+    return a, rng.randint(a + min_len - 1, hi)
+
+
+def _minute(rng: random.Random, level: int, hour_is_star: bool) -> str:
+    roll = rng.random()
+    if level >= 3 and roll < 0.3:
+        kind = rng.random()
+        if kind < 0.4:  # an offset step: a/N or a-59/N
+            n = rng.choice(_COMMON_STEPS)
+            a = rng.randint(1, n - 1)
+            return f"{a}/{n}" if rng.random() < 0.6 else f"{a}-59/{n}"
+        if kind < 0.75:  # a stepped range a-b/N that ends on a value
+            n = rng.choice((5, 10, 15, 20))
+            a = rng.randint(0, 59 - 2 * n)
+            b = a + n * rng.randint(2, (59 - a) // n)
+            return f"{a}-{b}/{n}"
+        a, b = _range(rng, 0, 59, 2)
+        return f"{a}-{b}"
+    if roll < 0.55:
+        return str(rng.randint(0, 59))
+    if roll < 0.7:
+        return _join(_values(rng, 0, 59, rng.randint(2, 4)))
+    if roll < 0.95 or hour_is_star:
+        return f"*/{rng.choice(_MINUTE_STEPS)}"
+    return "*"
+
+
+def _hour(rng: random.Random, level: int) -> str:
+    roll = rng.random()
+    if level >= 3 and roll < 0.2:
+        n = rng.choice((2, 3, 4))
+        a = rng.randint(0, 8)
+        if rng.random() < 0.5:
+            return f"{a}/{n}"
+        b = a + n * rng.randint(2, (23 - a) // n)
+        return f"{a}-{b}/{n}"
+    if roll < 0.15:
+        return "*"
+    if roll < 0.5:
+        return str(rng.randint(0, 23))
+    if roll < 0.65:
+        return _join(_values(rng, 0, 23, rng.randint(2, 3)))
+    if roll < 0.9:
+        a, b = _range(rng, 0, 23, 2)
+        return f"{a}-{b}"
+    return f"*/{rng.choice(_HOUR_STEPS)}"
+
+
+def _dom(rng: random.Random, level: int) -> str:
+    roll = rng.random()
+    top = 31 if level >= 4 else 28
+    if roll < 0.4:
+        return str(rng.randint(1, top))
+    if roll < 0.75:
+        return _join(_values(rng, 1, top, rng.randint(2, 3)))
+    a, b = _range(rng, 1, top, 3)
+    return f"{a}-{b}"
+
+
+def _dow_name(rng: random.Random, value: int) -> str:
+    word = _DOW_WORDS[value % 7]
+    return rng.choice((word, word.lower(), word.title()))
+
+
+def _dow(rng: random.Random, level: int) -> str:
+    """A restricted weekday field that does not begin with ``*``."""
+    roll = rng.random()
+    named = rng.random() < 0.4
+    sunday = 7 if level >= 3 and rng.random() < 0.5 else 0
+    if roll < 0.15:
+        return rng.choice(("MON-FRI", "mon-fri", "1-5")) if named or rng.random() < 0.5 else "1-5"
+    if roll < 0.25:
+        return rng.choice(("SAT,SUN", "sat,sun", f"6,{sunday}" if sunday else "0,6"))
+    if roll < 0.6:
+        value = rng.randint(0, 6)
+        if named:
+            return _dow_name(rng, value)
+        return str(sunday if value == 0 else value)
+    if roll < 0.85:
+        values = _values(rng, 0, 6, rng.randint(2, 3))
+        if named:
+            return ",".join(_dow_name(rng, v) for v in values)
+        return _join(sorted(sunday if v == 0 else v for v in values))
+    a, b = _range(rng, 1, 6, 3)
+    if sunday == 7 and rng.random() < 0.5:
+        b = 7  # up to Sunday
+    if named and b < 7:
+        return f"{_dow_name(rng, a)}-{_dow_name(rng, b)}"
+    return f"{a}-{b}"
+
+
+def _month(rng: random.Random, level: int) -> str:
+    roll = rng.random()
+    named = rng.random() < 0.3
+
+    def word(value: int) -> str:
+        if not named:
+            return str(value)
+        name = _MONTH_WORDS[value - 1]
+        return rng.choice((name, name.lower(), name.title()))
+
+    if roll < 0.25:
+        return word(rng.randint(1, 12))
+    if roll < 0.5:
+        return ",".join(word(v) for v in _values(rng, 1, 12, rng.randint(2, 4)))
+    if roll < 0.75:
+        a, b = _range(rng, 1, 12, 3)
+        return f"{word(a)}-{word(b)}"
+    return rng.choice(("*/3", "1-12/3", "JAN-DEC/3", "*/3", "2-12/3", "*/6", "*/4"))
+
+
+def _days_level_2(rng: random.Random, level: int) -> tuple[str, str, str]:
+    """(dom, month, dow) with at most one day field restricted."""
+    roll = rng.random()
+    month = _month(rng, level) if rng.random() < 0.35 else "*"
+    if roll < 0.1:  # level 1's daily schedules stay in the mix
+        return "*", "*", "*"
+    if roll < 0.25:
+        return "*", month if month != "*" else _month(rng, level), "*"
+    if roll < 0.55:
+        return _dom(rng, level), month, "*"
+    return "*", month, _dow(rng, level)
+
+
+def _days_level_4(rng: random.Random) -> tuple[str, str, str] | str:
+    """The constructs level 4 adds: (dom, month, dow), or a whole macro."""
+    roll = rng.random()
+    if roll < 0.1:
+        return rng.choice(_MACROS)
+    if roll < 0.3:  # AND through a '*/N' day-of-month field
+        dom = f"*/{rng.choice((2, 2, 3, 5, 7, 10, 14, 16, 31))}"
+        return dom, "*" if rng.random() < 0.7 else _month(rng, 4), _dow(rng, 4)
+    if roll < 0.45:  # AND through a '*/N' weekday field
+        dow = f"*/{rng.choice((2, 3, 4, 5, 6, 7))}"
+        return _dom(rng, 4), "*" if rng.random() < 0.7 else _month(rng, 4), dow
+    if roll < 0.7:  # the 29th to the 31st, in months that may lack them
+        dom = rng.choice(("29", "30", "31", "29,30", "30,31", "28-31", "29-31", "1,31", "15,30"))
+        month = rng.choice(("*", "2", "2,3", "1-6", "*/2", "FEB", "4,6,9,11", "*"))
+        dow = "*" if rng.random() < 0.6 else _dow(rng, 4)
+        return dom, month, dow
+    if roll < 0.8:  # rare: Feb 29, alone or on given weekdays; the 1st on a weekday
+        return rng.choice(
+            (
+                ("29", "2", "*"),
+                ("29", "FEB", "*/7"),
+                ("29", "2", f"*/{rng.randint(2, 7)}"),
+                ("*/31", "*", str(rng.randint(0, 7))),
+                ("*/31", rng.choice(("1-6", "*/2", "JAN")), _dow_name(rng, rng.randint(0, 6))),
+            )
+        )
+    if roll < 0.9:  # weekday N/STEP and mixed names
+        dow = rng.choice(
+            (
+                f"{rng.randint(1, 5)}/{rng.randint(2, 3)}",
+                "1-FRI",
+                "MON-7",
+                f"{rng.randint(0, 3)}/2",
+                "tue-7",
+            )
+        )
+        return "*" if rng.random() < 0.6 else _dom(rng, 4), "*", dow
+    return _dom(rng, 4), _month(rng, 4) if rng.random() < 0.3 else "*", _dow(rng, 4)
+
+
+def schedule(rng: random.Random, level: int) -> str:
+    """One reference expression of ``level`` (1-4) that fires."""
+    while True:
+        hour = _hour(rng, level)
+        minute = _minute(rng, level, hour == "*")
+        if level == 1:
+            days: tuple[str, str, str] | str = ("*", "*", "*")
+        elif level == 2:
+            days = _days_level_2(rng, level)
+        elif level == 3 or rng.random() < 0.3:
+            if rng.random() < 0.5:
+                days = (
+                    _dom(rng, level),
+                    _month(rng, level) if rng.random() < 0.3 else "*",
+                    _dow(rng, level),
+                )
+            else:
+                days = _days_level_2(rng, level)
+        else:
+            days = _days_level_4(rng)
+        if isinstance(days, str):
+            text = days
+        else:
+            dom, month, dow = days
+            text = f"{minute} {hour} {dom} {month} {dow}"
+        cron = parse(text)
+        if day_key(cron) != 0:
+            return text
+
+
+def _start_level(rng: random.Random, level: int) -> datetime:
+    if level >= 4 and rng.random() < 0.8:
+        kind = rng.random()
+        if kind < 0.4:  # late February of a leap or a common year
+            year = rng.choice(_LEAP_AND_COMMON)
+            day = rng.randint(25, 28)
+        elif kind < 0.7:  # the last days of any month
+            year, month = rng.randint(2023, 2030), rng.randint(1, 12)
+            first = datetime(year + (month == 12), month % 12 + 1, 1)
+            back = first - timedelta(days=rng.randint(1, 3))
+            return back.replace(hour=rng.randint(0, 23), minute=rng.randint(0, 59))
+        else:  # a year end
+            return datetime(
+                rng.choice(_LEAP_AND_COMMON),
+                12,
+                rng.randint(29, 31),
+                rng.randint(0, 23),
+                rng.randint(0, 59),
+            )
+        return datetime(year, 2, day, rng.randint(0, 23), rng.randint(0, 59))
+    minutes = rng.randint(0, 6 * 365 * 1440)
+    return datetime(2024, 1, 1) + timedelta(minutes=minutes)
+
+
+def _start(rng: random.Random, level: int, cron: Cron) -> datetime:
+    start = _start_level(rng, level)
+    if level >= 3 and rng.random() < (0.5 if level == 3 else 0.3):
+        # exactly on a run time: it must not be counted
+        return datetime.strptime(next_times(cron, start, 1)[0], "%Y-%m-%d %H:%M")
+    if level <= 2:
+        while fires(cron, start):  # levels 1-2 never start on a run time
+            start += timedelta(minutes=1)
+    return start
+
+
+def generate(
+    rng: random.Random,
+    level: str | None = None,
+    kind: str = "mixed",
+    num_times: int | None = None,
+) -> tuple[CronItem, Cron | tuple[str, ...]]:
+    """One task and its truth (write: the parsed reference; read: the run times)."""
+    if level is None:
+        level = rng.choice(LEVELS)
+    number = int(level)
+    if kind == "mixed":
+        kind = "write" if rng.random() < 0.5 else "read"
+    text = schedule(rng, number)
+    cron = parse(text)
+    if kind == "write":
+        item = CronItem._computed("write", level, text, describe(cron, rng), "", 0, text, None)
+        return item, cron
+    n = num_times if num_times is not None else (3 if number <= 3 else rng.randint(5, 10))
+    start = _start(rng, number, cron)
+    times = tuple(next_times(cron, start, n))
+    item = CronItem._computed(
+        "read", level, text, "", format_time(start), n, "\n".join(times), None
+    )
+    return item, times
