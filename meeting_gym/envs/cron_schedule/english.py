@@ -39,6 +39,7 @@ __all__ = [
     "DescriptionError",
     "Reading",
     "describe",
+    "explain",
     "expression_for",
     "read",
     "reading_of",
@@ -553,13 +554,14 @@ def _merge(acc: dict[str, Any], part: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _parses(text: str) -> list[Reading]:
-    found: list[Reading] = []
+def _parses(text: str) -> list[tuple[Reading, tuple[str, ...]]]:
+    """Every complete parse: its reading and the names of the templates it used."""
+    found: list[tuple[Reading, tuple[str, ...]]] = []
 
     def walk(component: int, position: int, acc: dict[str, Any]) -> None:
         if component == len(COMPONENTS):
             if position == len(text):
-                found.append(_reading(acc))
+                found.append((_reading(acc), acc["used"]))
             return
         for template in _BY_COMPONENT[COMPONENTS[component]]:
             match = template.regex.match(text, position)
@@ -570,6 +572,7 @@ def _parses(text: str) -> list[Reading]:
                 continue
             merged = _merge(acc, part)
             if merged is not None:
+                merged["used"] = (*acc.get("used", ()), template.name)
                 walk(component + 1, match.end(), merged)
 
     walk(0, 0, {})
@@ -587,13 +590,17 @@ def _reading(acc: dict[str, Any]) -> Reading:
     )
 
 
+def explain(text: str) -> list[tuple[Reading, tuple[str, ...]]]:
+    """Every parse of a description: its reading and the template names, one per component."""
+    sentence = text.strip()
+    if not sentence.endswith(".") or len(sentence) < 2:
+        raise DescriptionError("a description is one sentence ending with a full stop")
+    return _parses(sentence[0].lower() + sentence[1:-1])
+
+
 def read(text: str) -> Reading:
     """The one meaning of a description; :class:`DescriptionError` if none or several."""
-    sentence = text.strip()
-    if not sentence.endswith(".") or not sentence:
-        raise DescriptionError("a description is one sentence ending with a full stop")
-    sentence = sentence[0].lower() + sentence[1:-1]
-    readings = set(_parses(sentence))
+    readings = {reading for reading, _ in explain(text)}
     if not readings:
         raise DescriptionError(f"cannot read the description {text.strip()[:80]!r}")
     if len(readings) > 1:

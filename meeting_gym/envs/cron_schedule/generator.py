@@ -22,9 +22,9 @@ level  what the schedules hold (and, for read tasks, the count and the start)
 4      + the AND rule through ``*/N`` day fields; the 29th-31st in months that lack them;
        Feb 29 in leap and common years; weekday ``N/STEP`` and mixed names (``1-FRI``,
        ``MON-7``); macros; schedules that fire rarely (Feb 29 on given weekdays, ``*/31``
-       AND a weekday); level 3's schedules in three tasks of ten. Read: 5-10 run times;
-       starts in the last days of a month, late February of leap and common years (2100
-       included) and year ends; three starts in ten exactly on a run time.
+       AND a weekday); odd days alone; level 3's schedules in three tasks of ten. Read:
+       5-10 run times; starts in the last days of a month, late February of leap and
+       common years (2100 included) and year ends; three starts in ten on a run time.
 =====  ==================================================================================
 
 Every reference expression fires (a never-firing one is redrawn). ``num_times`` given
@@ -73,8 +73,7 @@ def _range(rng: random.Random, lo: int, hi: int, min_len: int = 2) -> tuple[int,
 
 
 def _minute(rng: random.Random, level: int, hour_is_star: bool) -> str:
-    roll = rng.random()
-    if level >= 3 and roll < 0.3:
+    if level >= 3 and rng.random() < 0.3:
         kind = rng.random()
         if kind < 0.4:  # an offset step: a/N or a-59/N
             n = rng.choice(_COMMON_STEPS)
@@ -87,8 +86,9 @@ def _minute(rng: random.Random, level: int, hour_is_star: bool) -> str:
             return f"{a}-{b}/{n}"
         a, b = _range(rng, 0, 59, 2)
         return f"{a}-{b}"
-    if roll < 0.55:
-        return str(rng.randint(0, 59))
+    roll = rng.random()
+    if roll < 0.55:  # on the hour or half past in a third of these, as real schedules are
+        return str(rng.choice((0, 0, 30)) if rng.random() < 0.35 else rng.randint(0, 59))
     if roll < 0.7:
         return _join(_values(rng, 0, 59, rng.randint(2, 4)))
     if roll < 0.95 or hour_is_star:
@@ -97,14 +97,14 @@ def _minute(rng: random.Random, level: int, hour_is_star: bool) -> str:
 
 
 def _hour(rng: random.Random, level: int) -> str:
-    roll = rng.random()
-    if level >= 3 and roll < 0.2:
+    if level >= 3 and rng.random() < 0.2:
         n = rng.choice((2, 3, 4))
         a = rng.randint(0, 8)
         if rng.random() < 0.5:
             return f"{a}/{n}"
         b = a + n * rng.randint(2, (23 - a) // n)
         return f"{a}-{b}/{n}"
+    roll = rng.random()
     if roll < 0.15:
         return "*"
     if roll < 0.5:
@@ -219,7 +219,7 @@ def _days_level_4(rng: random.Random) -> tuple[str, str, str] | str:
                 ("*/31", rng.choice(("1-6", "*/2", "JAN")), _dow_name(rng, rng.randint(0, 6))),
             )
         )
-    if roll < 0.9:  # weekday N/STEP and mixed names
+    if roll < 0.83:  # weekday N/STEP and mixed names
         dow = rng.choice(
             (
                 f"{rng.randint(1, 5)}/{rng.randint(2, 3)}",
@@ -230,6 +230,12 @@ def _days_level_4(rng: random.Random) -> tuple[str, str, str] | str:
             )
         )
         return "*" if rng.random() < 0.6 else _dom(rng, 4), "*", dow
+    if roll < 0.9:  # odd days, alone
+        return (
+            rng.choice(("*/2", "1-31/2", "1/2")),
+            "*" if rng.random() < 0.7 else _month(rng, 4),
+            "*",
+        )
     return _dom(rng, 4), _month(rng, 4) if rng.random() < 0.3 else "*", _dow(rng, 4)
 
 
