@@ -28,6 +28,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from meeting_gym.envs.cron_schedule.expression import FULL, Cron, bits
@@ -697,14 +698,24 @@ def _minutes_word(m: int) -> str:
     return f"{m} minute" if m == 1 else f"{m} minutes"
 
 
-def _render(name: str, **slots: str) -> str:
+Wording = tuple[str, dict[str, str]]
+"""A template name and its slot values: rendered only once chosen (:func:`_text`)."""
+
+
+def _render(name: str, **slots: str) -> Wording:
+    return name, slots
+
+
+def _text(wording: Wording) -> str:
+    name, slots = wording
     return TEMPLATES[name].text.format(**slots)
 
 
-def _time_options(r: Reading, plain_days: bool) -> list[str]:
-    minutes, hours = bits(r.minutes), bits(r.hours)
-    all_hours = r.hours == _ALL_HOUR
-    options: list[str] = []
+@lru_cache(maxsize=4096)
+def _time_options(minute_mask: int, hour_mask: int, plain_days: bool) -> list[Wording | str]:
+    minutes, hours = bits(minute_mask), bits(hour_mask)
+    all_hours = hour_mask == _ALL_HOUR
+    options: list[Wording | str] = []
     if len(minutes) * len(hours) <= 6 and not all_hours:
         times = _join([_hhmm(h, m) for h in hours for m in minutes])
         options.append(_render("at", times=times))
@@ -743,7 +754,8 @@ def _time_options(r: Reading, plain_days: bool) -> list[str]:
     return options + ["minutes"] * max(2, 3 * len(options))
 
 
-def _minute_phrases(minutes: tuple[int, ...]) -> list[str]:
+@lru_cache(maxsize=4096)
+def _minute_phrases(minutes: tuple[int, ...]) -> list[Wording]:
     if len(minutes) == 60:
         return [_render("every_minute")]
     phrases = []
@@ -761,7 +773,8 @@ def _minute_phrases(minutes: tuple[int, ...]) -> list[str]:
     return phrases
 
 
-def _hour_qualifiers(hours: tuple[int, ...], all_hours: bool) -> list[str]:
+@lru_cache(maxsize=4096)
+def _hour_qualifiers(hours: tuple[int, ...], all_hours: bool) -> list[Wording]:
     if all_hours:
         return [_render("all_hours"), _render("all_hours"), _render("around_the_clock")]
     first, last = hours[0], hours[-1]
@@ -782,17 +795,28 @@ def _hour_qualifiers(hours: tuple[int, ...], all_hours: bool) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _ords(mask: int, word: str = "and") -> str:
     return _join([_ordinal(d) for d in bits(mask)], word)
 
 
+@lru_cache(maxsize=4096)
 def _weekday_names(mask: int, word: str = "and", plural: bool = False) -> str:
     names = [WEEKDAYS[d] + ("s" if plural else "") for d in _week_ordered(mask)]
     return _join(names, word)
 
 
-def _day_options(r: Reading, single_month: bool) -> list[tuple[str, bool]]:
+def _day_options(r: Reading, single_month: bool) -> list[tuple[Wording, bool]]:
     """(phrase, whether it names the month itself)."""
+    month = bits(r.months)[0] if single_month else 0
+    return _day_options_of(r.days, r.doms, r.dows, month)
+
+
+@lru_cache(maxsize=4096)
+def _day_options_of(days: str, doms: int, dows: int, single: int) -> list[tuple[Wording, bool]]:
+    """The day wordings of a day rule; ``single`` is the one month, or 0."""
+    r = Reading(0, 0, doms, 1 << single if single else _ALL_MONTH, dows, days)
+    single_month = bool(single)
     if r.days == "every":
         return [(_render("no_days"), False)] * 3 + [(_render("every_day"), False)]
     if r.days == "dom":
@@ -872,7 +896,13 @@ _SHORT = {29: 0, 30: 1 << 2, 31: (1 << 2) | (1 << 4) | (1 << 6) | (1 << 9) | (1 
 _FEB = 1 << 2
 
 
-def _clarifiers(r: Reading) -> list[str]:
+def _clarifiers(r: Reading) -> list[Wording]:
+    return _clarifiers_of(r.days, r.doms, r.months)
+
+
+@lru_cache(maxsize=4096)
+def _clarifiers_of(days: str, doms: int, months: int) -> list[Wording]:
+    r = Reading(0, 0, doms, months, 0, days)
     """Say that a day some months lack is skipped there (it is, by the rules; this helps)."""
     if r.days != "dom":
         return [_render("no_clarifier")]
@@ -887,7 +917,13 @@ def _clarifiers(r: Reading) -> list[str]:
     return [_render("has_those_days")]
 
 
-def _month_options(r: Reading) -> list[str]:
+def _month_options(r: Reading) -> list[Wording]:
+    return _month_options_of(r.months)
+
+
+@lru_cache(maxsize=256)
+def _month_options_of(months: int) -> list[Wording]:
+    r = Reading(0, 0, 0, months, 0, "every")
     if r.months == _ALL_MONTH:
         return [_render("every_month")]
     names = _join([MONTHS[m - 1] for m in bits(r.months)])
@@ -899,6 +935,11 @@ def _month_options(r: Reading) -> list[str]:
     if r.months == _QUARTERS:
         out.append(_render("quarters"))
     return out
+
+
+def _pick(rng: random.Random, options: Sequence[Any]) -> Any:
+    """A uniform element of ``options`` (``rng.choice`` costs several times as much)."""
+    return options[int(rng.random() * len(options))]
 
 
 def describe(cron: Cron, rng: random.Random) -> str:
@@ -913,16 +954,19 @@ def describe(cron: Cron, rng: random.Random) -> str:
         raise DescriptionError("no template says an AND of two day lists")
     single_month = len(bits(r.months)) == 1
     plain = r.days == "every" and r.months == _ALL_MONTH
-    time = rng.choice(_time_options(r, plain))
-    if time == "minutes":
+    chosen = _pick(rng, _time_options(r.minutes, r.hours, plain))
+    if chosen == "minutes":  # a minute phrase and an hour qualifier, drawn apart
         minutes, hours = bits(r.minutes), bits(r.hours)
-        time = rng.choice(_minute_phrases(minutes))
-        time += rng.choice(_hour_qualifiers(hours, r.hours == _ALL_HOUR))
-    if "every day" in time or "daily" in time:
+        time = _text(_pick(rng, _minute_phrases(minutes)))
+        time += _text(_pick(rng, _hour_qualifiers(hours, r.hours == _ALL_HOUR)))
+    else:
+        time = _text(chosen)  # type: ignore[arg-type]
+    if chosen[0] in ("daily_at", "every_day_at"):  # says "every day" itself
         day, names_month = "", False
     else:
-        day, names_month = rng.choice(_day_options(r, single_month))
-    clarifier = rng.choice(_clarifiers(r))
-    month = "" if names_month else rng.choice(_month_options(r))
+        wording, names_month = _pick(rng, _day_options(r, single_month))
+        day = _text(wording)
+    clarifier = _text(_pick(rng, _clarifiers(r)))
+    month = "" if names_month else _text(_pick(rng, _month_options(r)))
     sentence = f"{time}{day}{clarifier}{month}."
     return sentence[0].upper() + sentence[1:]

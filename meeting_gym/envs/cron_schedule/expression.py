@@ -41,6 +41,7 @@ __all__ = [
     "Cron",
     "CronError",
     "bits",
+    "from_fields",
     "parse",
     "try_parse",
 ]
@@ -86,6 +87,7 @@ FULL = (
 """The mask of every value of each field (day of week after folding 7 into 0)."""
 
 _SEPARATOR = re.compile(r"[ \t]+")
+_OTHER_SPACE = re.compile(r"[^\S \t]")  # whitespace other than a space or a tab
 _LETTERS = re.compile(r"[A-Za-z]{3}")
 _SHOW = 24
 
@@ -134,6 +136,7 @@ class Cron:
         return " ".join(self.fields)
 
 
+@lru_cache(maxsize=16384)
 def bits(mask: int) -> tuple[int, ...]:
     """The positions of the set bits of ``mask``, ascending."""
     out = []
@@ -254,12 +257,12 @@ def _parse(text: str) -> Cron:
                 )
             raise CronError(f"unsupported macro {_show(body)}: {reason}")
         return replace(_parse(expansion), source=text)
-    for position, char in enumerate(body):
-        if char.isspace() and char not in " \t":
-            raise CronError(
-                f"character {char!r} at position {position} is not allowed: fields are "
-                "separated by spaces and tabs only"
-            )
+    other_space = _OTHER_SPACE.search(body)
+    if other_space is not None:
+        raise CronError(
+            f"character {other_space.group()!r} at position {other_space.start()} is not "
+            "allowed: fields are separated by spaces and tabs only"
+        )
     fields = _SEPARATOR.split(body)
     if len(fields) != 5:
         if "=" in fields[0]:
@@ -270,13 +273,22 @@ def _parse(text: str) -> Cron:
         raise CronError(
             f"expected 5 fields (minute hour day-of-month month day-of-week), got {len(fields)}"
         )
-    masks = [_field(part, index) for index, part in enumerate(fields)]
+    return from_fields(fields, text)
+
+
+def from_fields(fields: list[str] | tuple[str, ...], source: str) -> Cron:
+    """The :class:`Cron` of five field texts (each checked as :func:`parse` does)."""
+    minute, hour, dom, month, dow = fields
     return Cron(
-        *masks,
-        dom_star=fields[2][0] == "*",
-        dow_star=fields[4][0] == "*",
-        fields=tuple(fields),
-        source=text,
+        _field(minute, 0),
+        _field(hour, 1),
+        _field(dom, 2),
+        _field(month, 3),
+        _field(dow, 4),
+        dom[0] == "*",
+        dow[0] == "*",
+        tuple(fields),
+        source,
     )
 
 

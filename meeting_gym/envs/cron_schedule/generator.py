@@ -38,14 +38,22 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from meeting_gym.envs.cron_schedule.english import describe
-from meeting_gym.envs.cron_schedule.expression import DOW_NAMES, MONTH_NAMES, Cron, parse
+from meeting_gym.envs.cron_schedule.english import _pick, describe
+from meeting_gym.envs.cron_schedule.expression import (
+    DOW_NAMES,
+    FULL,
+    MONTH_NAMES,
+    Cron,
+    from_fields,
+    parse,
+)
 from meeting_gym.envs.cron_schedule.items import LEVELS, CronItem
 from meeting_gym.envs.cron_schedule.schedule import (
     day_key,
     fires,
     format_time,
     next_times,
+    parse_time,
 )
 
 __all__ = ["LEVELS", "generate", "schedule"]
@@ -59,8 +67,17 @@ _LEAP_AND_COMMON = (2023, 2024, 2025, 2027, 2028, 2100)
 _MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 
 
+def _int(rng: random.Random, lo: int, hi: int) -> int:
+    """A uniform integer in lo..hi (``randint`` costs ten times as much)."""
+    return lo + int(rng.random() * (hi - lo + 1))
+
+
 def _values(rng: random.Random, lo: int, hi: int, k: int) -> list[int]:
-    return sorted(rng.sample(range(lo, hi + 1), k))
+    """``k`` distinct values of lo..hi, ascending."""
+    chosen: set[int] = set()
+    while len(chosen) < k:
+        chosen.add(lo + int(rng.random() * (hi - lo + 1)))
+    return sorted(chosen)
 
 
 def _join(values: list[int]) -> str:
@@ -68,69 +85,69 @@ def _join(values: list[int]) -> str:
 
 
 def _range(rng: random.Random, lo: int, hi: int, min_len: int = 2) -> tuple[int, int]:
-    a = rng.randint(lo, hi - min_len + 1)
-    return a, rng.randint(a + min_len - 1, hi)
+    a = _int(rng, lo, hi - min_len + 1)
+    return a, _int(rng, a + min_len - 1, hi)
 
 
 def _minute(rng: random.Random, level: int, hour_is_star: bool) -> str:
     if level >= 3 and rng.random() < 0.3:
         kind = rng.random()
         if kind < 0.4:  # an offset step: a/N or a-59/N
-            n = rng.choice(_COMMON_STEPS)
-            a = rng.randint(1, n - 1)
+            n = _pick(rng, _COMMON_STEPS)
+            a = _int(rng, 1, n - 1)
             return f"{a}/{n}" if rng.random() < 0.6 else f"{a}-59/{n}"
         if kind < 0.75:  # a stepped range a-b/N that ends on a value
-            n = rng.choice((5, 10, 15, 20))
-            a = rng.randint(0, 59 - 2 * n)
-            b = a + n * rng.randint(2, (59 - a) // n)
+            n = _pick(rng, (5, 10, 15, 20))
+            a = _int(rng, 0, 59 - 2 * n)
+            b = a + n * _int(rng, 2, (59 - a) // n)
             return f"{a}-{b}/{n}"
         a, b = _range(rng, 0, 59, 2)
         return f"{a}-{b}"
     roll = rng.random()
     if roll < 0.55:  # on the hour or half past in a third of these, as real schedules are
-        return str(rng.choice((0, 0, 30)) if rng.random() < 0.35 else rng.randint(0, 59))
+        return str(_pick(rng, (0, 0, 30)) if rng.random() < 0.35 else _int(rng, 0, 59))
     if roll < 0.7:
-        return _join(_values(rng, 0, 59, rng.randint(2, 4)))
+        return _join(_values(rng, 0, 59, _int(rng, 2, 4)))
     if roll < 0.95 or hour_is_star:
-        return f"*/{rng.choice(_MINUTE_STEPS)}"
+        return f"*/{_pick(rng, _MINUTE_STEPS)}"
     return "*"
 
 
 def _hour(rng: random.Random, level: int) -> str:
     if level >= 3 and rng.random() < 0.2:
-        n = rng.choice((2, 3, 4))
-        a = rng.randint(0, 8)
+        n = _pick(rng, (2, 3, 4))
+        a = _int(rng, 0, 8)
         if rng.random() < 0.5:
             return f"{a}/{n}"
-        b = a + n * rng.randint(2, (23 - a) // n)
+        b = a + n * _int(rng, 2, (23 - a) // n)
         return f"{a}-{b}/{n}"
     roll = rng.random()
     if roll < 0.15:
         return "*"
     if roll < 0.5:
-        return str(rng.randint(0, 23))
+        return str(_int(rng, 0, 23))
     if roll < 0.65:
-        return _join(_values(rng, 0, 23, rng.randint(2, 3)))
+        return _join(_values(rng, 0, 23, _int(rng, 2, 3)))
     if roll < 0.9:
         a, b = _range(rng, 0, 23, 2)
         return f"{a}-{b}"
-    return f"*/{rng.choice(_HOUR_STEPS)}"
+    return f"*/{_pick(rng, _HOUR_STEPS)}"
 
 
 def _dom(rng: random.Random, level: int) -> str:
     roll = rng.random()
     top = 31 if level >= 4 else 28
     if roll < 0.4:
-        return str(rng.randint(1, top))
+        return str(_int(rng, 1, top))
     if roll < 0.75:
-        return _join(_values(rng, 1, top, rng.randint(2, 3)))
+        return _join(_values(rng, 1, top, _int(rng, 2, 3)))
     a, b = _range(rng, 1, top, 3)
     return f"{a}-{b}"
 
 
 def _dow_name(rng: random.Random, value: int) -> str:
     word = _DOW_WORDS[value % 7]
-    return rng.choice((word, word.lower(), word.title()))
+    return _pick(rng, (word, word.lower(), word.title()))
 
 
 def _dow(rng: random.Random, level: int) -> str:
@@ -139,16 +156,16 @@ def _dow(rng: random.Random, level: int) -> str:
     named = rng.random() < 0.4
     sunday = 7 if level >= 3 and rng.random() < 0.5 else 0
     if roll < 0.15:
-        return rng.choice(("MON-FRI", "mon-fri", "1-5")) if named or rng.random() < 0.5 else "1-5"
+        return _pick(rng, ("MON-FRI", "mon-fri", "1-5")) if named or rng.random() < 0.5 else "1-5"
     if roll < 0.25:
-        return rng.choice(("SAT,SUN", "sat,sun", f"6,{sunday}" if sunday else "0,6"))
+        return _pick(rng, ("SAT,SUN", "sat,sun", f"6,{sunday}" if sunday else "0,6"))
     if roll < 0.6:
-        value = rng.randint(0, 6)
+        value = _int(rng, 0, 6)
         if named:
             return _dow_name(rng, value)
         return str(sunday if value == 0 else value)
     if roll < 0.85:
-        values = _values(rng, 0, 6, rng.randint(2, 3))
+        values = _values(rng, 0, 6, _int(rng, 2, 3))
         if named:
             return ",".join(_dow_name(rng, v) for v in values)
         return _join(sorted(sunday if v == 0 else v for v in values))
@@ -168,16 +185,16 @@ def _month(rng: random.Random, level: int) -> str:
         if not named:
             return str(value)
         name = _MONTH_WORDS[value - 1]
-        return rng.choice((name, name.lower(), name.title()))
+        return _pick(rng, (name, name.lower(), name.title()))
 
     if roll < 0.25:
-        return word(rng.randint(1, 12))
+        return word(_int(rng, 1, 12))
     if roll < 0.5:
-        return ",".join(word(v) for v in _values(rng, 1, 12, rng.randint(2, 4)))
+        return ",".join(word(v) for v in _values(rng, 1, 12, _int(rng, 2, 4)))
     if roll < 0.75:
         a, b = _range(rng, 1, 12, 3)
         return f"{word(a)}-{word(b)}"
-    return rng.choice(("*/3", "1-12/3", "JAN-DEC/3", "*/3", "2-12/3", "*/6", "*/4"))
+    return _pick(rng, ("*/3", "1-12/3", "JAN-DEC/3", "*/3", "2-12/3", "*/6", "*/4"))
 
 
 def _days_level_2(rng: random.Random, level: int) -> tuple[str, str, str]:
@@ -197,42 +214,44 @@ def _days_level_4(rng: random.Random) -> tuple[str, str, str] | str:
     """The constructs level 4 adds: (dom, month, dow), or a whole macro."""
     roll = rng.random()
     if roll < 0.1:
-        return rng.choice(_MACROS)
+        return _pick(rng, _MACROS)
     if roll < 0.3:  # AND through a '*/N' day-of-month field
-        dom = f"*/{rng.choice((2, 2, 3, 5, 7, 10, 14, 16, 31))}"
+        dom = f"*/{_pick(rng, (2, 2, 3, 5, 7, 10, 14, 16, 31))}"
         return dom, "*" if rng.random() < 0.7 else _month(rng, 4), _dow(rng, 4)
     if roll < 0.45:  # AND through a '*/N' weekday field
-        dow = f"*/{rng.choice((2, 3, 4, 5, 6, 7))}"
+        dow = f"*/{_pick(rng, (2, 3, 4, 5, 6, 7))}"
         return _dom(rng, 4), "*" if rng.random() < 0.7 else _month(rng, 4), dow
     if roll < 0.7:  # the 29th to the 31st, in months that may lack them
-        dom = rng.choice(("29", "30", "31", "29,30", "30,31", "28-31", "29-31", "1,31", "15,30"))
-        month = rng.choice(("*", "2", "2,3", "1-6", "*/2", "FEB", "4,6,9,11", "*"))
+        dom = _pick(rng, ("29", "30", "31", "29,30", "30,31", "28-31", "29-31", "1,31", "15,30"))
+        month = _pick(rng, ("*", "2", "2,3", "1-6", "*/2", "FEB", "4,6,9,11", "*"))
         dow = "*" if rng.random() < 0.6 else _dow(rng, 4)
         return dom, month, dow
     if roll < 0.8:  # rare: Feb 29, alone or on given weekdays; the 1st on a weekday
-        return rng.choice(
+        return _pick(
+            rng,
             (
                 ("29", "2", "*"),
                 ("29", "FEB", "*/7"),
-                ("29", "2", f"*/{rng.randint(2, 7)}"),
-                ("*/31", "*", str(rng.randint(0, 7))),
-                ("*/31", rng.choice(("1-6", "*/2", "JAN")), _dow_name(rng, rng.randint(0, 6))),
-            )
+                ("29", "2", f"*/{_int(rng, 2, 7)}"),
+                ("*/31", "*", str(_int(rng, 0, 7))),
+                ("*/31", _pick(rng, ("1-6", "*/2", "JAN")), _dow_name(rng, _int(rng, 0, 6))),
+            ),
         )
     if roll < 0.83:  # weekday N/STEP and mixed names
-        dow = rng.choice(
+        dow = _pick(
+            rng,
             (
-                f"{rng.randint(1, 5)}/{rng.randint(2, 3)}",
+                f"{_int(rng, 1, 5)}/{_int(rng, 2, 3)}",
                 "1-FRI",
                 "MON-7",
-                f"{rng.randint(0, 3)}/2",
+                f"{_int(rng, 0, 3)}/2",
                 "tue-7",
-            )
+            ),
         )
         return "*" if rng.random() < 0.6 else _dom(rng, 4), "*", dow
     if roll < 0.9:  # odd days, alone
         return (
-            rng.choice(("*/2", "1-31/2", "1/2")),
+            _pick(rng, ("*/2", "1-31/2", "1/2")),
             "*" if rng.random() < 0.7 else _month(rng, 4),
             "*",
         )
@@ -241,6 +260,10 @@ def _days_level_4(rng: random.Random) -> tuple[str, str, str] | str:
 
 def schedule(rng: random.Random, level: int) -> str:
     """One reference expression of ``level`` (1-4) that fires."""
+    return _schedule(rng, level)[0]
+
+
+def _schedule(rng: random.Random, level: int) -> tuple[str, Cron]:
     while True:
         hour = _hour(rng, level)
         minute = _minute(rng, level, hour == "*")
@@ -261,35 +284,37 @@ def schedule(rng: random.Random, level: int) -> str:
             days = _days_level_4(rng)
         if isinstance(days, str):
             text = days
+            cron = parse(text)
         else:
             dom, month, dow = days
             text = f"{minute} {hour} {dom} {month} {dow}"
-        cron = parse(text)
-        if day_key(cron) != 0:
-            return text
+            cron = from_fields((minute, hour, dom, month, dow), text)
+        every_minute = cron.minutes == FULL[0] and cron.hours == FULL[1]  # no start avoids it
+        if day_key(cron) != 0 and not every_minute:
+            return text, cron
 
 
 def _start_level(rng: random.Random, level: int) -> datetime:
     if level >= 4 and rng.random() < 0.8:
         kind = rng.random()
         if kind < 0.4:  # late February of a leap or a common year
-            year = rng.choice(_LEAP_AND_COMMON)
-            day = rng.randint(25, 28)
+            year = _pick(rng, _LEAP_AND_COMMON)
+            day = _int(rng, 25, 28)
         elif kind < 0.7:  # the last days of any month
-            year, month = rng.randint(2023, 2030), rng.randint(1, 12)
+            year, month = _int(rng, 2023, 2030), _int(rng, 1, 12)
             first = datetime(year + (month == 12), month % 12 + 1, 1)
-            back = first - timedelta(days=rng.randint(1, 3))
-            return back.replace(hour=rng.randint(0, 23), minute=rng.randint(0, 59))
+            back = first - timedelta(days=_int(rng, 1, 3))
+            return back.replace(hour=_int(rng, 0, 23), minute=_int(rng, 0, 59))
         else:  # a year end
             return datetime(
-                rng.choice(_LEAP_AND_COMMON),
+                _pick(rng, _LEAP_AND_COMMON),
                 12,
-                rng.randint(29, 31),
-                rng.randint(0, 23),
-                rng.randint(0, 59),
+                _int(rng, 29, 31),
+                _int(rng, 0, 23),
+                _int(rng, 0, 59),
             )
-        return datetime(year, 2, day, rng.randint(0, 23), rng.randint(0, 59))
-    minutes = rng.randint(0, 6 * 365 * 1440)
+        return datetime(year, 2, day, _int(rng, 0, 23), _int(rng, 0, 59))
+    minutes = _int(rng, 0, 6 * 365 * 1440)
     return datetime(2024, 1, 1) + timedelta(minutes=minutes)
 
 
@@ -297,7 +322,7 @@ def _start(rng: random.Random, level: int, cron: Cron) -> datetime:
     start = _start_level(rng, level)
     if level >= 3 and rng.random() < (0.5 if level == 3 else 0.3):
         # exactly on a run time: it must not be counted
-        return datetime.strptime(next_times(cron, start, 1)[0], "%Y-%m-%d %H:%M")
+        return parse_time(next_times(cron, start, 1)[0])
     if level <= 2:
         while fires(cron, start):  # levels 1-2 never start on a run time
             start += timedelta(minutes=1)
@@ -312,19 +337,20 @@ def generate(
 ) -> tuple[CronItem, Cron | tuple[str, ...]]:
     """One task and its truth (write: the parsed reference; read: the run times)."""
     if level is None:
-        level = rng.choice(LEVELS)
+        level = _pick(rng, LEVELS)
     number = int(level)
     if kind == "mixed":
         kind = "write" if rng.random() < 0.5 else "read"
-    text = schedule(rng, number)
-    cron = parse(text)
+    text, cron = _schedule(rng, number)
     if kind == "write":
         item = CronItem._computed("write", level, text, describe(cron, rng), "", 0, text, None)
+        item.__dict__["cron"] = cron  # parsed already
         return item, cron
-    n = num_times if num_times is not None else (3 if number <= 3 else rng.randint(5, 10))
+    n = num_times if num_times is not None else (3 if number <= 3 else _int(rng, 5, 10))
     start = _start(rng, number, cron)
     times = tuple(next_times(cron, start, n))
     item = CronItem._computed(
         "read", level, text, "", format_time(start), n, "\n".join(times), None
     )
+    item.__dict__["cron"] = cron
     return item, times

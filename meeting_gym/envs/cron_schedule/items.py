@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from meeting_gym.envs.cron_schedule.expression import Cron, CronError, parse
@@ -162,7 +163,9 @@ class CronItem:
             if len(times) < num_times:
                 raise ItemError("item.start: fewer run times than asked before the end of 9999")
             gold = "\n".join(times)
-        return cls._computed(kind, difficulty, cron.source, description, start, num_times, gold, id)
+        item = cls._computed(kind, difficulty, cron.source, description, start, num_times, gold, id)
+        item.__dict__["cron"] = cron
+        return item
 
     @classmethod
     def _computed(
@@ -238,9 +241,9 @@ class CronItem:
 
     # ------------------------------------------------------------------ derived facts
 
-    @property
+    @cached_property
     def cron(self) -> Cron:
-        """The parsed expression (the reference of a write task)."""
+        """The parsed expression (the reference of a write task), parsed once."""
         return parse(self.expression)
 
     @property

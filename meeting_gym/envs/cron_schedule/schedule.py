@@ -19,6 +19,7 @@ Time is naive wall-clock time at minute resolution: no zones, no DST.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from bisect import bisect_right
 from datetime import date, datetime
@@ -90,11 +91,13 @@ def equivalent(a: Cron, b: Cron) -> bool:
 
 
 def schedule_id(cron: Cron) -> str:
-    """A text that is equal for two expressions iff they are equivalent."""
+    """A short text that is equal for two equivalent expressions (and, but for a SHA-256
+    collision, only for them): minutes, hours and a digest of the day triples."""
     key = day_key(cron)
     if key == 0:
         return "never"
-    return f"{cron.minutes:x}.{cron.hours:x}.{key:x}"
+    digest = hashlib.sha256(key.to_bytes(_MONTH * 12 // 8, "little")).hexdigest()[:24]
+    return f"{cron.minutes:x}.{cron.hours:x}.{digest}"
 
 
 def days_in_month(year: int, month: int) -> int:
@@ -147,13 +150,6 @@ def _weekday_days() -> tuple[tuple[int, ...], ...]:
 _WEEKDAY_DAYS = _weekday_days()
 
 
-@lru_cache(maxsize=4096)
-def _times_of_day(hours: int, minutes: int) -> tuple[int, ...]:
-    """The firing minutes of a day (minutes after midnight), ascending."""
-    minute_list = bits(minutes)
-    return tuple(60 * h + m for h in bits(hours) for m in minute_list)
-
-
 def _passing_days(cron: Cron, year: int, month: int) -> int:
     """Mask of the days of ``year``-``month`` that pass the day rule (month assumed in set)."""
     days = _DAYS_UP_TO[days_in_month(year, month)]
@@ -171,8 +167,8 @@ def next_times(cron: Cron, start: datetime, count: int) -> list[str]:
     """
     if count <= 0 or day_key(cron) == 0:
         return []
-    times = _times_of_day(cron.hours, cron.minutes)
-    after = 60 * start.hour + start.minute
+    hours, minutes = bits(cron.hours), bits(cron.minutes)
+    after_hour, after_minute = start.hour, start.minute
     year, month, first_day = start.year, start.month, start.day
     out: list[str] = []
     while year <= MAX_YEAR:
@@ -182,13 +178,19 @@ def next_times(cron: Cron, start: datetime, count: int) -> list[str]:
                 low = passing & -passing
                 passing ^= low
                 day = low.bit_length() - 1
-                index = bisect_right(times, after) if day == first_day else 0
                 prefix = f"{year:04d}-{month:02d}-{day:02d} "
-                for minute in times[index : index + count - len(out)]:
-                    out.append(f"{prefix}{minute // 60:02d}:{minute % 60:02d}")
-                if len(out) == count:
-                    return out
-        first_day = after = 0  # later months start from their first day, before any time
+                for hour in hours:
+                    if day == first_day and hour <= after_hour:
+                        if hour < after_hour:
+                            continue
+                        later = minutes[bisect_right(minutes, after_minute) :]
+                    else:
+                        later = minutes
+                    for minute in later:
+                        out.append(f"{prefix}{hour:02d}:{minute:02d}")
+                        if len(out) == count:
+                            return out
+        first_day = 0  # later months start from their first day
         month += 1
         if month == 13:
             month = 1

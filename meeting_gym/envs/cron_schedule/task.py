@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from meeting_gym.agentkit import protocol_instructions
@@ -14,7 +15,7 @@ from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.core.task import Setting, Task
 from meeting_gym.envs.cron_schedule.answers import TAGS, extract, score_read, score_write
 from meeting_gym.envs.cron_schedule.curated import CURATED
-from meeting_gym.envs.cron_schedule.expression import Cron, parse
+from meeting_gym.envs.cron_schedule.expression import Cron
 from meeting_gym.envs.cron_schedule.generator import generate
 from meeting_gym.envs.cron_schedule.items import LEVELS, MAX_TIMES, SYSTEM_PROMPT, CronItem
 from meeting_gym.envs.cron_schedule.schedule import schedule_id
@@ -24,6 +25,14 @@ RUBRIC = Rubric(Term("correct", 1.0), Term("formatted", 0.0))
 """``correct`` (weight 1) and ``formatted`` (weight 0: reported, never paid)."""
 
 KIND_SETTINGS = (None, "write", "read", "mixed")
+
+
+@lru_cache(maxsize=1024)
+def _grade(correct: float, formatted: float) -> Grade:
+    """The grade of these term values (immutable, so each is built once)."""
+    return RUBRIC.grade(correct=correct, formatted=formatted)
+
+
 _POLICIES = "meeting_gym.envs.cron_schedule.policies"
 
 Truth = Cron | tuple[str, ...]
@@ -134,7 +143,7 @@ class CronScheduleTask(Task[CronItem, Truth]):
 
     def key(self, item: CronItem) -> str:
         if item.kind == "write":  # the schedule, whatever the wording
-            return "write:" + schedule_id(parse(item.expression))
+            return "write:" + schedule_id(item.cron)
         return f"read:{item.expression}|{item.start}|{item.num_times}"
 
     def item_id(self, item: CronItem) -> str:
@@ -164,7 +173,7 @@ class CronScheduleTask(Task[CronItem, Truth]):
         else:
             correct, formatted = score_read(content, truth)  # type: ignore[arg-type]
         answer = None if content is None else content.strip()
-        return RUBRIC.grade(correct=correct, formatted=formatted), answer
+        return _grade(correct, formatted), answer
 
     # ------------------------------------------------------------------ what the agent sees
 
