@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 BOUNDS = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)]
 NAMES = [
@@ -150,6 +151,24 @@ def firing_days(schedule: Schedule) -> frozenset[date]:
             out.add(day)
         day += timedelta(days=1)
     return frozenset(out)
+
+
+@lru_cache(maxsize=1024)
+def firing_days_of(text: str) -> frozenset[date]:
+    """:func:`firing_days` of a valid expression's text, remembered."""
+    schedule = parse(text)
+    assert schedule is not None, text
+    return firing_days(schedule)
+
+
+def equivalent_texts(a: str, b: str) -> bool:
+    """:func:`equivalent` of two valid expressions' texts (day sets remembered)."""
+    sa, sb = parse(a), parse(b)
+    assert sa is not None and sb is not None
+    days_a, days_b = firing_days_of(a), firing_days_of(b)
+    if not days_a and not days_b:
+        return True
+    return days_a == days_b and sa.minute == sb.minute and sa.hour == sb.hour
 
 
 def equivalent(a: Schedule, b: Schedule) -> bool:
