@@ -56,3 +56,37 @@ def test_tool_variant_calls_next_runs_then_answers(server, capsys, monkeypatch, 
         assert messages[-1]["role"] == ("tool" if protocol == "native" else "user")
         times = json.loads(messages[-1]["content"])
         assert len(times) == 3 and all(len(t) == 16 for t in times)
+
+
+def test_the_meeting_gym_command_against_the_server_process(tmp_path):
+    """The literal command line: the scripted server in its own process (any free port),
+    ``meeting-gym eval --env CronSchedule-v0 --policy openai`` in another."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "OPENAI_API_KEY": "sk-test"}
+    server = subprocess.Popen(
+        [sys.executable, str(root / "tests" / "fake_openai_server.py"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        url = server.stdout.readline().split(" at ")[1].split()[0]
+        command = Path(sys.executable).parent / "meeting-gym"
+        done = subprocess.run(
+            [str(command), "eval", "--env", "CronSchedule-v0", "--policy", "openai",
+             "--model", "cron", "--base-url", url, "--split", "eval", "-n", "30"],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "policy=openai  model=cron" in lines[0] and "n=30" in lines[0]
+    assert "avg reward      1.000" in lines
+    assert any(line.startswith("requests        30 ") for line in lines)
