@@ -162,3 +162,25 @@ def test_kinds():
 def test_no_level_draws_the_default_mix_evenly():
     levels = Counter(generate(random.Random(i))[0].difficulty for i in range(2000))
     assert set(levels) == set(LEVELS) and min(levels.values()) > 400
+
+
+def test_the_same_items_in_other_processes_hash_seeds_and_time_zones():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import hashlib, json\n"
+        "from meeting_gym.core.splits import load_split\n"
+        "rows = [json.dumps(i.to_dict(), sort_keys=True)\n"
+        "        for i in load_split('train', n=400, env='CronSchedule-v0')]\n"
+        "print(hashlib.sha256('\\n'.join(rows).encode()).hexdigest())\n"
+    )
+    digests = set()
+    for hash_seed, zone in (("1", "UTC"), ("2", "Asia/Kathmandu"), ("3", "America/St_Johns")):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "TZ": zone}
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1
