@@ -20,7 +20,7 @@ import time
 from datetime import datetime, timedelta
 
 from meeting_gym.bench import Budget, Measure, default_plan
-from meeting_gym.envs.cron_schedule.expression import _parse
+from meeting_gym.envs.cron_schedule.expression import parse_uncached
 from meeting_gym.envs.cron_schedule.generator import schedule
 from meeting_gym.envs.cron_schedule.schedule import equivalent, next_times
 
@@ -52,17 +52,17 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
     count = max(budget.resets, 50)
 
     def equivalence(repeat: int) -> list[float]:
-        pairs = [(text, _parse(reference)) for text, reference in _pairs(count, repeat)]
+        pairs = [(text, parse_uncached(reference)) for text, reference in _pairs(count, repeat)]
         clock, out = time.perf_counter, []
         for text, reference in pairs:
             start = clock()
-            equivalent(_parse(text), reference)
+            equivalent(parse_uncached(text), reference)
             out.append(clock() - start)
         return out
 
     def runs(repeat: int) -> list[float]:
         rng = random.Random(repeat)
-        crons = [_parse(schedule(rng, rng.randint(1, 4))) for _ in range(count)]
+        crons = [parse_uncached(schedule(rng, rng.randint(1, 4))) for _ in range(count)]
         starts = [datetime(2024, 1, 1) + timedelta(minutes=rng.randint(0, 10**6)) for _ in crons]
         clock, out = time.perf_counter, []
         for cron, start in zip(crons, starts, strict=True):

@@ -41,8 +41,10 @@ __all__ = [
     "Cron",
     "CronError",
     "bits",
+    "element_mask",
     "from_fields",
     "parse",
+    "parse_uncached",
     "try_parse",
 ]
 
@@ -198,8 +200,11 @@ def _step(text: str, index: int, element: str) -> int:
     return int(digits) if len(digits) <= 4 else 10_000
 
 
-def _element(element: str, index: int) -> int:
-    """The mask of one list element of field ``index`` (7 not yet folded for weekdays)."""
+def element_mask(element: str, index: int) -> int:
+    """The mask of one list element of field ``index`` (7 not yet folded for weekdays).
+
+    :class:`CronError` if the element is invalid.
+    """
     name, lo, hi = FIELDS[index]
     base, slash, step_text = element.partition("/")
     step = _step(step_text, index, element) if slash else 1
@@ -232,7 +237,7 @@ def _field(text: str, index: int) -> int:
         if not element:
             name = FIELDS[index][0]
             raise CronError(f"{name} field: empty list element in {_show(text)}")
-        mask |= _element(element, index)
+        mask |= element_mask(element, index)
     if index == 4 and mask & 0x80:  # 7 is Sunday too
         mask = (mask | 1) & 0x7F
     return mask
@@ -307,6 +312,11 @@ def parse(text: str) -> Cron:
         if isinstance(result, CronError):
             raise CronError(*result.args)
         return result
+    return _parse(text)
+
+
+def parse_uncached(text: str) -> Cron:
+    """:func:`parse` without its cache (for measuring the parser itself)."""
     return _parse(text)
 
 

@@ -36,9 +36,11 @@ task its run times.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import TypeVar
 
-from meeting_gym.envs.cron_schedule.english import _pick, describe
+from meeting_gym.envs.cron_schedule.english import describe
 from meeting_gym.envs.cron_schedule.expression import (
     DOW_NAMES,
     FULL,
@@ -58,6 +60,8 @@ from meeting_gym.envs.cron_schedule.schedule import (
 
 __all__ = ["LEVELS", "generate", "schedule"]
 
+T = TypeVar("T")
+
 _MINUTE_STEPS = (2, 3, 4, 5, 6, 10, 12, 15, 20, 30)
 _COMMON_STEPS = (5, 10, 15, 20, 30)
 _HOUR_STEPS = (2, 3, 4, 6, 8, 12)
@@ -70,6 +74,11 @@ _MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight",
 def _int(rng: random.Random, lo: int, hi: int) -> int:
     """A uniform integer in lo..hi (``randint`` costs ten times as much)."""
     return lo + int(rng.random() * (hi - lo + 1))
+
+
+def _pick(rng: random.Random, options: Sequence[T]) -> T:
+    """A uniform element of ``options`` (``rng.choice`` costs several times as much)."""
+    return options[int(rng.random() * len(options))]
 
 
 def _values(rng: random.Random, lo: int, hi: int, k: int) -> list[int]:

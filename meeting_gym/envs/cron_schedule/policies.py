@@ -29,7 +29,7 @@ from meeting_gym.agentkit import format_tool_call
 from meeting_gym.agents.policies import Policy
 from meeting_gym.envs.cron_schedule.answers import TAGS, format_block
 from meeting_gym.envs.cron_schedule.english import expression_for, read
-from meeting_gym.envs.cron_schedule.expression import DOW_NAMES, Cron, _element, bits, parse
+from meeting_gym.envs.cron_schedule.expression import DOW_NAMES, Cron, bits, element_mask, parse
 from meeting_gym.envs.cron_schedule.generator import schedule
 from meeting_gym.envs.cron_schedule.schedule import (
     fires,
@@ -100,7 +100,7 @@ def _naive_cron(text: str) -> Cron:
         field = re.sub(name, str(number + 1), field, flags=re.IGNORECASE)
     raw = 0
     for element in field.split(","):
-        raw |= _element(element, 4)
+        raw |= element_mask(element, 4)
     dows = 0
     for value in bits(raw):
         dows |= 1 << ((value - 1) % 7)
