@@ -13,6 +13,12 @@ each request picks a scripted behaviour:
 ``gold-text``
     The same through the text protocol: calls in ``content``, results read from
     ``user`` messages; no ``tool_calls``.
+``cron``
+    Answers a CronSchedule question from its text alone (write: reads the English
+    schedule back, read: computes the run times), in a ``<cron>`` or ``<times>``
+    block. Where a ``next_runs`` tool is on offer (sent as ``tools``: native; named
+    in the system prompt: text protocol) it first calls it on its expression, then
+    answers.
 ``answer-now``
     Answers ``2024-03-11T09:00:00Z`` at once, without tools.
 ``malformed``
@@ -45,13 +51,15 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from meeting_gym.agentkit import AnswerAction, ToolCallsAction, parse_action
+from meeting_gym.agentkit import AnswerAction, ToolCallsAction, format_tool_call, parse_action
 from meeting_gym.envs.calendar_math import dates
+from meeting_gym.envs.cron_schedule.policies import gold_answer, read_question
 from meeting_gym.envs.meeting_slot.policies import GoldPolicy
 
 MODELS = (
     "gold-native",
     "gold-text",
+    "cron",
     "answer-now",
     "malformed",
     "never-answers",
@@ -144,6 +152,26 @@ def _gold_output(messages: list[dict[str, Any]]) -> str:
     return output
 
 
+def _cron_reply(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
+    """The ``cron`` model: the gold answer from the question, after one next_runs call."""
+    users = [m for m in messages if m["role"] == "user"]
+    try:
+        question = read_question(users[0]["content"] if users else "")
+    except ValueError as exc:
+        raise ScriptError(str(exc)) from None
+    answer = gold_answer(question)
+    system = " ".join(m["content"] for m in messages if m["role"] == "system")
+    offered = bool(tools) or "next_runs(" in system
+    if offered and not any(m["role"] == "assistant" for m in messages):
+        arguments = {"expression": answer, "after": "2024-01-01 00:00", "count": 3}
+        if tools:
+            call = _call(0, 0, "next_runs", json.dumps(arguments))
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+        return {"role": "assistant", "content": format_tool_call("next_runs", arguments)}
+    tag = "cron" if question.kind == "write" else "times"
+    return {"role": "assistant", "content": f"Here it is.\n<{tag}>{answer}</{tag}>"}
+
+
 def _native(output: str, turn: int) -> dict[str, Any]:
     """A text-protocol output as a chat message with native ``tool_calls``."""
     parsed = parse_action(output)
@@ -170,9 +198,11 @@ def _call(turn: int, index: int, name: str, arguments: str) -> dict[str, Any]:
     }
 
 
-def scripted_reply(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The assistant message ``model`` sends after ``messages``."""
+def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None) -> dict[str, Any]:
+    """The assistant message ``model`` sends after ``messages`` (``tools``: the request's)."""
     turn = sum(1 for m in messages if m["role"] == "assistant")
+    if model == "cron":
+        return _cron_reply(messages, tools)
     if model in ("gold-native", "flaky", "rate-limited"):
         return _native(_gold_output(messages), turn)
     if model == "gold-text":
@@ -256,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"the model {model!r} does not exist", "invalid_request_error")
             return
         try:
-            message = scripted_reply(model, request.get("messages") or [])
+            message = scripted_reply(model, request.get("messages") or [], request.get("tools"))
         except ScriptError as exc:
             self._error(400, str(exc), "invalid_request_error")
             return
