@@ -1,17 +1,14 @@
-"""Run a command beside the scripted OpenAI server, offline (a namespace with loopback only).
+"""Run README blocks offline: in a network namespace whose only interface is loopback.
 
-``python tests/loopback.py --port 8000 -- vf-eval ...`` starts the scripted server of
-``fake_openai_server.py`` on ``127.0.0.1:8000``, runs the command, stops the server and
-exits with the command's status. :func:`run_offline` does it inside ``unshare -rn`` (a
-user and network namespace of our own whose only interface is ``lo``), so the command
-provably reaches nothing but this machine's loopback: no model provider, no package
-index, no sandbox service. Where user namespaces are not allowed it runs without one
-and says so (``namespaced`` is False).
+:func:`run_bash` runs a bash body in a scratch checkout (:func:`link_checkout`), with
+``offline=True`` inside ``unshare -rn`` (a user and network namespace of our own with
+``lo`` up and nothing else), so what it runs provably reaches nothing but this machine's
+loopback: no model provider, no package index, no sandbox service. Where user namespaces
+are not allowed it runs without one, and says so (``namespaced`` is False).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -20,8 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-PORT = 8000
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @cache
@@ -35,43 +31,37 @@ def can_isolate() -> bool:
     return done.returncode == 0
 
 
+def link_checkout(path: Path) -> Path:
+    """``path`` with links to the checkout's folders, so a README block's relative paths work."""
+    for name in ("meeting_gym", "examples", "tests", "scripts"):
+        (path / name).symlink_to(ROOT / name, target_is_directory=True)
+    return path
+
+
 @dataclass(frozen=True)
-class Result:
-    returncode: int
+class Ran:
     stdout: str
     stderr: str
     namespaced: bool
 
 
-def run_offline(
-    argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float, port: int = PORT
-) -> Result:
-    """``argv`` beside the scripted server at ``127.0.0.1:port``, in a loopback-only namespace."""
-    inner = [sys.executable, str(HERE / "loopback.py"), "--port", str(port), "--", *argv]
-    namespaced = can_isolate()
+def run_bash(body: str, cwd: Path, *, offline: bool, timeout: float = 900) -> Ran:
+    """``body`` under ``bash -euo pipefail`` in ``cwd``, with this venv first on ``PATH`` and
+    ``HOME`` at ``cwd/home`` (fresh caches); ``offline``: in a loopback-only namespace."""
+    argv = ["bash", "-euo", "pipefail", "-c", body]
+    namespaced = offline and can_isolate()
     if namespaced:
-        script = 'ip link set lo up && exec "$@"'
-        inner = ["unshare", "-rn", "sh", "-c", script, "loopback", *inner]
+        argv = ["unshare", "-rn", "bash", "-euo", "pipefail", "-c", f"ip link set lo up\n{body}"]
+    home = cwd / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(home),
+    }
     done = subprocess.run(
-        inner, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
-    return Result(done.returncode, done.stdout, done.stderr, namespaced)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--port", type=int, default=PORT)
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("give a command after --")
-    sys.path.insert(0, str(HERE))
-    from fake_openai_server import FakeOpenAIServer
-
-    with FakeOpenAIServer(args.port):
-        return subprocess.run(command, env=os.environ.copy(), check=False).returncode
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    assert done.returncode == 0, f"failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return Ran(done.stdout, done.stderr, namespaced)

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 import warnings
-from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -24,15 +21,13 @@ if not (0, 3) <= (verifiers_version() or (0,)) < (0, 4):
     pytest.skip("needs verifiers 0.3.x (the .venv-verifiers03 venv)", allow_module_level=True)
 
 import verifiers as vf
-from loopback import run_offline
+from loopback import link_checkout, run_bash
+from test_readme import BLOCKS, README
 from verifiers.types import AssistantMessage, ToolCall, ToolMessage
 from verifiers_cases import ENVS, cases, env_reward
 
 from meeting_gym.core.registry import task_class
 from meeting_gym_verifiers import load_environment
-
-ROOT = Path(__file__).resolve().parent.parent
-PLUGIN = "meeting-gym-verifiers"
 
 
 def curated(env_id: str):
@@ -128,20 +123,12 @@ def test_the_predecessors_arguments_still_work():
     assert rows[0]["info"]["options"]["split_seed"] == 3
 
 
-@pytest.mark.parametrize("env_id", ENVS)
-def test_vf_eval_0_3_scores_the_gold_model_at_the_maximum_offline(env_id, tmp_path):
+def test_the_readme_vf_eval_0_3_block_runs_offline_and_prints_what_the_readme_shows(tmp_path):
     """``vf-eval`` 0.3 as a predecessor user runs it, against the scripted server only."""
-    vf_eval = Path(sys.executable).with_name("vf-eval")
-    args = json.dumps({"env": env_id, "num_train_examples": 1, "num_eval_examples": 15})
-    argv = [str(vf_eval), PLUGIN, "-a", args, "-m", "gold-native", "-b", "http://127.0.0.1:8000/v1"]
-    argv += ["-k", "OPENAI_API_KEY", "-n", "15", "-r", "1", "--disable-tui", "-s"]
-    argv += ["-o", str(tmp_path / "out")]
-    env = {**os.environ, "OPENAI_API_KEY": "EMPTY", "HOME": str(tmp_path / "home")}
-    result = run_offline(argv, env=env, cwd=tmp_path, timeout=600)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "reward: avg - 1.200, std - 0.000" in result.stdout
-    (saved,) = list((tmp_path / "out").rglob("results.jsonl"))
-    rows = [json.loads(line) for line in saved.read_text().splitlines()]
-    assert len(rows) == 15 and all(row["reward"] == pytest.approx(1.2) for row in rows)
-    if not result.namespaced:
+    (block,) = [b for b in BLOCKS if b.tag == "verifiers03"]
+    done = run_bash(block.body, link_checkout(tmp_path), offline=True)
+    shown = README.split(block.body, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    assert done.stdout == shown
+    assert done.stdout.count("reward: avg - 1.200, std - 0.000") == 2
+    if not done.namespaced:
         warnings.warn("no network namespace here: loopback by address only", stacklevel=1)
