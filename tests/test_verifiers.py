@@ -88,9 +88,17 @@ def test_vf_eval_finds_the_taskset_by_its_plugin_id():
     assert config.task.env == "CalendarMath-v0"  # the taskset's env reaches every task
 
 
-def test_an_unknown_env_is_refused_naming_the_registered_ones():
+def test_a_bad_configuration_is_refused_naming_what_is_allowed():
     with pytest.raises(ValueError, match="registered envs: MeetingSlot-v0"):
         MeetingGymConfig(id=PLUGIN, env="Nope-v0")
+    with pytest.raises(ValueError, match="unknown task 'nope'; choose one of"):
+        MeetingGymConfig(id=PLUGIN, env="CalendarMath-v0", settings={"task": "nope"})
+    with pytest.raises(ValueError, match="unknown difficulty 'impossible'"):
+        MeetingGymConfig(id=PLUGIN, difficulty="impossible")
+    with pytest.raises(ValueError, match="split"):
+        MeetingGymConfig(id=PLUGIN, split="test")
+    with pytest.raises(RuntimeError, match="serves one rollout's item"):
+        MeetingGymToolset(MeetingGymToolsetConfig()).register(None)
 
 
 @pytest.mark.parametrize("env_id", ENVS)

@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 import gymnasium as gym
 
 from meeting_gym.adapters import verifiers as common
+from meeting_gym.core.registry import make_task
 
 common.require_verifiers(v1=True)
 
@@ -88,6 +89,8 @@ class MeetingGymConfig(vf.TasksetConfig):
     @model_validator(mode="after")
     def _env_to_task(self) -> MeetingGymConfig:
         common.check_env(self.env)
+        # unknown settings and difficulties are refused here, naming what is allowed
+        make_task(self.env, **self.settings).check_difficulty(self.difficulty)
         if self.task.env and self.task.env != self.env:
             raise ValueError(f"task.env {self.task.env!r} differs from env {self.env!r}")
         self.task = self.task.model_copy(update={"env": self.env})
@@ -168,12 +171,13 @@ class MeetingGymTaskset(vf.Taskset[MeetingGymTask, MeetingGymConfig]):
 class MeetingGymToolset(vf.Toolset[MeetingGymToolsetConfig]):
     """The task's tools on the rollout's hidden item, served over MCP (one per rollout).
 
-    verifiers runs it as ``python -m meeting_gym.adapters.verifiers``; ``setup_task``
+    verifiers runs it as ``python -m meeting_gym.adapters.verifiers.taskset``; ``setup_task``
     receives the rollout's :class:`MeetingGymData` and rebuilds the item from its reset
     options; ``register`` adds one MCP tool per task tool, named as in the env.
     """
 
     TOOL_PREFIX = None  # the env's tool names, unprefixed
+    episode: Any = None
 
     async def setup_task(self, task: MeetingGymData) -> None:
         env = _make_env(task)
@@ -181,6 +185,11 @@ class MeetingGymToolset(vf.Toolset[MeetingGymToolsetConfig]):
         self.episode = env.unwrapped.episode
 
     def register(self, mcp: Any) -> None:
+        if self.episode is None:
+            raise RuntimeError(
+                "MeetingGymToolset serves one rollout's item: return it from Task.toolsets "
+                "(a task-scoped server gets its task), not from Taskset.toolsets"
+            )
         for tool in self.episode.task.toolset:
             mcp.add_tool(
                 _mcp_function(tool, self.episode),
