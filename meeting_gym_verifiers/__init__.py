@@ -14,17 +14,8 @@ Both are thin: the code lives in :mod:`meeting_gym.adapters.verifiers`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from meeting_gym.adapters.verifiers import DEFAULT_ENV, verifiers_version
-
-
-def load_environment(env: str = DEFAULT_ENV, **kwargs: Any) -> Any:
-    """The verifiers 0.3.x environment of ``env`` (:mod:`meeting_gym.adapters.verifiers.legacy`)."""
-    from meeting_gym.adapters.verifiers.legacy import load_environment as load
-
-    return load(env=env, **kwargs)
-
+from meeting_gym.adapters.verifiers import verifiers_version
+from meeting_gym.adapters.verifiers.legacy import load_environment  # imports verifiers lazily
 
 if (verifiers_version() or (0,)) >= (0, 4):
     from meeting_gym.adapters.verifiers.taskset import MeetingGymTaskset

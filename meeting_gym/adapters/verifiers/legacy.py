@@ -62,7 +62,7 @@ def _term_reward(name: str, settings: dict[str, Any]) -> Any:
 
 
 def load_environment(
-    env: str = "MeetingSlot-v0",
+    env: str = common.DEFAULT_ENV,
     num_train_examples: int = 500,
     num_eval_examples: int = 100,
     seed: int = common.DEFAULT_SEED,
