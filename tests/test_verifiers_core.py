@@ -14,10 +14,12 @@ import sys
 
 import gymnasium as gym
 import pytest
+from test_core import SevenTerms
 from verifiers_cases import ENVS, cases, env_reward
 
 import meeting_gym
 from meeting_gym.adapters import verifiers as core
+from meeting_gym.core.text_env import TextEnv
 
 
 @pytest.mark.parametrize("case", cases(), ids=lambda case: case.id)
@@ -39,6 +41,23 @@ def test_a_conversation_that_ends_without_an_answer_scores_as_a_truncated_episod
     messages = [{"role": "assistant", "content": None, "tool_calls": [call]}] * 50
     outcome = core.replay(env, {"split": "curated", "index": 0}, messages)
     assert outcome["turns"] == 40 and not outcome["answered"] and outcome["reward"] == 0.0
+
+
+class ScoreDelta(SevenTerms):
+    """The toy task with a reward that is not its terms' weighted sum (as a score delta)."""
+
+    def grade(self, item, truth, text):
+        grade, answer = super().grade(item, truth, text)
+        return self.rubric_for(item).grade_with_reward(0.5, **grade.terms), answer
+
+
+def test_weights_that_depend_on_the_item_are_the_items_and_other_rewards_are_refused():
+    reply = [{"role": "assistant", "content": "3"}]
+    for level, reward in (("easy", 1.0), ("hard", 1.0)):
+        outcome = core.replay(TextEnv(SevenTerms), {"item": (level, 3, 0.5)}, reply)
+        assert outcome["reward"] == reward and outcome["hard"] == 1.0
+    with pytest.raises(ValueError, match="not the weighted sum of its rubric terms"):
+        core.replay(TextEnv(ScoreDelta), {"item": ("easy", 3, 0.5)}, reply)
 
 
 @pytest.mark.parametrize("env_id", ENVS)

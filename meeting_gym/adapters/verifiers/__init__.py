@@ -145,6 +145,10 @@ def replay(env: gym.Env, options: Mapping[str, Any], messages: Iterable[Any]) ->
     when the env ends the episode; a conversation that ends first scores what the env
     scores an unanswered episode (0). Returns every rubric term, ``reward``, ``gold``,
     ``answer``, ``answered``, ``turns`` and the item's id under ``item_id``.
+
+    Both adapters report the reward as the rubric's weighted terms, so a task whose reward
+    is not their weighted sum (a score delta) raises ``ValueError`` rather than be
+    reported as a reward it did not give.
     """
     env.reset(options=dict(options))
     base = env.unwrapped
@@ -157,6 +161,14 @@ def replay(env: gym.Env, options: Mapping[str, Any], messages: Iterable[Any]) ->
         env.step(assistant_turn(message, "native").action)
         turns += 1
     outcome = base.episode.outcome()
+    rubric = base.task.rubric_for(base.episode.item)
+    weighted = rubric.score(**{name: outcome[name] for name in rubric.names})
+    if weighted != outcome["reward"]:
+        raise ValueError(
+            f"{base.task.env_id or type(base.task).__name__}: the reward {outcome['reward']} "
+            f"is not the weighted sum of its rubric terms ({weighted}); the verifiers "
+            "adapters report rewards as weighted terms and cannot express it"
+        )
     outcome["turns"] = turns
     outcome["item_id"] = base.episode.item_id
     return outcome
