@@ -36,7 +36,11 @@ each request picks a scripted behaviour:
 ``hang``
     Never answers until the server stops (for client timeouts).
 
-Any other model gets HTTP 404. Run it by hand with::
+Any other model gets HTTP 404. A request with ``"stream": true`` gets the same reply as
+server-sent events (``chat.completion.chunk`` deltas: the role, the content and each
+tool call's arguments in pieces, the finish reason, a usage chunk when
+``stream_options.include_usage`` asks for it, then ``[DONE]``), as vLLM and OpenAI
+stream. Run it by hand with::
 
     PYTHONPATH=. python tests/fake_openai_server.py --port 8000
 """
@@ -222,6 +226,47 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None
     raise ScriptError(f"no script for model {model!r}")
 
 
+# ------------------------------------------------------------------ streaming
+
+
+def _halves(text: str) -> list[str]:
+    """``text`` in two pieces (one if it is too short), so clients must join deltas."""
+    middle = len(text) // 2
+    return [text] if middle == 0 else [text[:middle], text[middle:]]
+
+
+def stream_chunks(completion: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """A chat completion as the ``chat.completion.chunk`` objects a streaming server sends."""
+    (choice,) = completion["choices"]
+    message = choice["message"]
+    head = {key: completion[key] for key in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in _halves(message.get("content") or "")]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        opening = {"index": index, "id": call["id"], "type": "function"}
+        opening["function"] = {"name": function["name"], "arguments": ""}
+        chunks.append(chunk({"tool_calls": [opening]}))
+        for piece in _halves(function["arguments"]):
+            delta = {"index": index, "function": {"arguments": piece}}
+            chunks.append(chunk({"tool_calls": [delta]}))
+    chunks.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        chunks.append({**head, "choices": [], "usage": completion["usage"]})
+    return chunks
+
+
+def sse_body(chunks: list[dict[str, Any]]) -> bytes:
+    """Server-sent events: one ``data:`` event per chunk, then ``data: [DONE]``."""
+    events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+    return ("".join(events) + "data: [DONE]\n\n").encode()
+
+
 # ------------------------------------------------------------------ HTTP server
 
 
@@ -238,9 +283,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
+        self._send_body(status, json.dumps(payload).encode(), "application/json")
+
+    def _send_body(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -291,28 +338,30 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, str(exc), "invalid_request_error")
             return
         prompt, completion = _tokens(request.get("messages")), _tokens(message)
-        self._send(
-            200,
-            {
-                "id": f"chatcmpl-{count}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                        "logprobs": None,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": completion,
-                    "total_tokens": prompt + completion,
-                },
+        payload = {
+            "id": f"chatcmpl-{count}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
             },
-        )
+        }
+        if request.get("stream"):
+            usage = bool((request.get("stream_options") or {}).get("include_usage"))
+            self._send_body(200, sse_body(stream_chunks(payload, usage)), "text/event-stream")
+        else:
+            self._send(200, payload)
 
 
 class FakeOpenAIServer:

@@ -12,6 +12,9 @@ says how it is checked (nothing: it is run):
   on 127.0.0.1:8017, as the block expects;
 * ``<!-- readme: ci -->``: the set-up lines, which CI itself runs: every command of the block
   must be in ``.ci/run``.
+* ``<!-- readme: verifiers... -->`` (``verifiers``, ``verifiers-python``, ``verifiers-ci``,
+  ``verifiers03``): blocks that need a verifiers venv, whose pins the main venv cannot hold;
+  ``tests/test_verifiers_eval.py`` and ``tests/test_verifiers_legacy.py`` run them there.
 
 ``python`` blocks run in a fresh interpreter, ``bash`` blocks under ``bash -euo pipefail``,
 both in a scratch folder that links the checkout's ``meeting_gym``, ``examples``, ``tests``
