@@ -102,17 +102,17 @@ def _find_answer(text: str, pattern: re.Pattern[str] = _ANSWER_TAG) -> tuple[str
     return None, opening is not None
 
 
-def extract_answer(text: str) -> str | None:
+def extract_answer(text: str, answer_tag: str = "answer") -> str | None:
     """The stripped content of the first ``<answer>...</answer>`` block, else None.
 
     Tags are case-insensitive and may hold whitespace (``< answer >``, ``< / answer >``).
     The first block ends at the first closing tag that follows an opening tag and
     starts at the last opening tag before it, so ``"<answer>a<answer>b</answer>"``
-    gives ``"b"``. Runs in linear time.
+    gives ``"b"``. Runs in linear time. ``answer_tag`` names another tag (``cron``).
     """
     if not isinstance(text, str):
         raise TypeError(f"expected str, got {type(text).__name__}")
-    return _find_answer(text)[0]
+    return _find_answer(text, _answer_tag(answer_tag))[0]
 
 
 def _quote(text: str) -> str:

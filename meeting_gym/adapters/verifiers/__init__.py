@@ -158,7 +158,7 @@ def replay(env: gym.Env, options: Mapping[str, Any], messages: Iterable[Any]) ->
             continue
         if base.episode.done or turns >= base.max_turns:
             break
-        env.step(assistant_turn(message, "native").action)
+        env.step(assistant_turn(message, "native", answer_tag=base.task.answer_tag).action)
         turns += 1
     outcome = base.episode.outcome()
     rubric = base.task.rubric_for(base.episode.item)
