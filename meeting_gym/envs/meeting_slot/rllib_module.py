@@ -100,16 +100,22 @@ def pointer_spec(
     answer_bias: float = -6.0,
     **env_kwargs: Any,
 ) -> RLModuleSpec:
-    """The spec of a :class:`PointerRLModule` for ``env_id`` (its layout read from the env)."""
+    """The spec of a :class:`PointerRLModule` for ``env_id``: spaces and layout read from the env.
+
+    ``spec.build()`` gives a module on its own (for tests, or to load weights into).
+    """
     env = make_env(env_id, env_kwargs)
     try:
         layout = env.layout
+        observation_space, action_space = env.observation_space, env.action_space
         if "fit" not in layout:
             raise ValueError(f"the pointer module needs grid observations; {env_id} has none")
     finally:
         env.close()
     return RLModuleSpec(
         module_class=PointerRLModule,
+        observation_space=observation_space,
+        action_space=action_space,
         model_config={
             "layout": {key: list(span) for key, span in layout.items()},
             "hidden": hidden,
