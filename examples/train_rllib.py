@@ -142,12 +142,14 @@ def main(argv: list[str] | None = None) -> int:
             "exact": summary["exact_match"],
             "partial": summary["partial_credit"] / 0.5,
             "mean_turns": summary["mean_turns"],
+            "load_1min": round(os.getloadavg()[0], 2),  # the machine may be shared
         }
         curve.append(point)
         print(
             f"[{point['seconds']:>7.1f}s] step {point['timesteps']:>8}"
             f"  reward {point['reward']:.3f}  exact {point['exact']:.3f}"
-            f"  partial {point['partial']:.3f}  turns {point['mean_turns']:.1f}",
+            f"  partial {point['partial']:.3f}  turns {point['mean_turns']:.1f}"
+            f"  load {point['load_1min']:.1f}",
             flush=True,
         )
         return summary
@@ -225,7 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print(f"never reached {args.target}")
-    print(f"checkpoint: {out / 'checkpoint'}; load_1min = {os.getloadavg()[0]:.2f}")
+    loads = [p["load_1min"] for p in curve]
+    print(
+        f"load average (1 min) at the evaluations: {min(loads):.1f} to {max(loads):.1f}, "
+        f"median {sorted(loads)[len(loads) // 2]:.1f}; checkpoint: {out / 'checkpoint'}"
+    )
     (out / "table.md").write_text(text + "\n")
     with open(out / "curve.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(curve[0]))
