@@ -8,6 +8,8 @@ says how it is checked (nothing: it is run):
   (its address and a scripted model swapped in; lines that start a real server skipped);
 * ``<!-- readme: slow -->``: run it only in the slow run (``-m slow``): training and the full
   benchmark take minutes;
+* ``<!-- readme: rllib -->`` / ``<!-- readme: rllib-slow -->``: run only where the rllib
+  extra is installed (CI's gymnasium-1.2.2 venv), the second only in the slow run;
 * ``<!-- readme: ci -->``: the set-up lines, which CI itself runs: every command of the block
   must be in ``.ci/run``.
 
@@ -77,7 +79,7 @@ def _params(tags: tuple[str | None, ...]) -> list:
     for block in BLOCKS:
         if block.tag not in tags:
             continue
-        marks = [pytest.mark.slow] if block.tag == "slow" else []
+        marks = [pytest.mark.slow] if block.tag in ("slow", "rllib-slow") else []
         params.append(pytest.param(block, id=block.name, marks=marks))
     return params
 
@@ -117,9 +119,12 @@ def test_the_readme_has_blocks_of_every_kind():
     assert BLOCKS[0].tag == "ci", "the README opens with its two set-up commands"
 
 
-@pytest.mark.parametrize("block", _params((None, "output", "slow")))
+@pytest.mark.parametrize("block", _params((None, "output", "slow", "rllib", "rllib-slow")))
 def test_block_runs_as_printed(block: Block, workdir: Path):
-    done = run_block(block, workdir, timeout=3600 if block.tag == "slow" else 600)
+    if block.tag in ("rllib", "rllib-slow"):
+        pytest.importorskip("ray.rllib")
+    slow = block.tag in ("slow", "rllib-slow")
+    done = run_block(block, workdir, timeout=3600 if slow else 600)
     if block.expected is not None:
         assert done.stdout.rstrip() == block.expected.rstrip()
 
