@@ -4,11 +4,13 @@
 
 For each runner count: the time to build PPO (Ray actors included), env steps per second
 of sampling alone (every runner sampling at once: ``--sample-steps`` in all), and of
-whole ``train()`` iterations (sampling, then the update on the one local learner), with
+whole ``train()`` iterations (sampling, then the update on the one local learner; "not
+sampling" is a ``train()``'s time less its batch at the sampling-alone rate), with
 the pointer module and the example's settings (8 envs per runner, 1,024 steps per
-update). Then where one sampled step's time goes, measured in this process: the env's
-own ``step()`` (random legal actions, resets included), the adapter's observation, the
-module's forward pass per step (batches of 8), and RLlib's bookkeeping (the rest).
+update). Then where one sampled step's time goes with 0 runners, from RLlib's own timers
+during the last ``train()``: the envs' ``step()`` (resets and the adapter's observation
+included; the adapter alone is measured here too), the module's forward pass per step
+(batches of 8), the connector pipelines, and ``sample()``'s bookkeeping (the rest).
 Prints a markdown table; ``--json`` writes the numbers.
 """
 
@@ -65,16 +67,16 @@ def adapter_us(env_id: str, steps: int = 2000) -> float:
     return 1e6 * (time.perf_counter() - began) / steps
 
 
-def breakdown(result: dict[str, Any], envs: int) -> dict[str, float]:
-    """Microseconds per env step in one local runner's sampling, from RLlib's own timers.
+def breakdown(result: dict[str, Any], envs: int, rate: float) -> dict[str, float]:
+    """Microseconds per env step in one local runner's sampling at ``rate`` steps/s.
 
-    RLlib times each vectorised step (``envs`` envs at once): the envs' ``step()``
-    (the adapter's observation included), the module's forward pass, and the two
-    connector pipelines around it; the rest of ``sample()`` is its episode bookkeeping.
+    RLlib times each vectorised step (``envs`` envs at once; its means over the last
+    ``train()``): the envs' ``step()`` (the adapter's observation included), the module's
+    forward pass, and the two connector pipelines around it; the rest of the measured
+    time per step is ``sample()``'s own episode bookkeeping.
     """
     runners = result["env_runners"]
-    steps = runners["num_env_steps_sampled"]
-    total = result["timers"]["env_runner_sampling_timer"] / steps
+    total = 1.0 / rate
     env = runners["env_step_timer"] / envs
     forward = runners["rlmodule_inference_timer"] / envs
     connectors = (
@@ -115,27 +117,26 @@ def main() -> int:
         algo.train()  # warm-up
         rates = [sample_rate(algo, runners, args.sample_steps) for _ in range(args.rounds)]
         first = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
-        sample = learn = 0.0
         began = time.perf_counter()
         for _ in range(args.iterations):
             out = algo.train()
-            sample += out["timers"]["env_runner_sampling_timer"]
-            learn += out["timers"]["learner_update_timer"]
         seconds = time.perf_counter() - began
         steps = out["env_runners"]["num_env_steps_sampled_lifetime"] - first
         train_rate = steps / seconds
+        sample_rate_median = float(np.median(rates))
         if runners == 0:
-            parts = breakdown(out, args.envs_per_runner)
+            parts = breakdown(out, args.envs_per_runner, sample_rate_median)
         algo.stop()
         ray.shutdown()
         rows.append(
             {
                 "runners": runners,
                 "build_s": build,
-                "sample_steps_per_s": float(np.median(rates)),
+                "sample_steps_per_s": sample_rate_median,
                 "train_steps_per_s": train_rate,
-                "sample_s_per_train": sample / args.iterations,
-                "learn_s_per_train": learn / args.iterations,
+                "train_s": seconds / args.iterations,
+                # what is left of a train() once its batch is sampled at the measured rate
+                "rest_s": seconds / args.iterations - steps / args.iterations / sample_rate_median,
             }
         )
         print(rows[-1], flush=True)
@@ -144,20 +145,19 @@ def main() -> int:
     load = os.getloadavg()
     print()
     print(
-        "| env runners | PPO build (s) | sampling (env steps/s) | train() (env steps/s) |"
-        " per train(): sampling / learning (s) |"
+        "| env runners | PPO build (s) | sampling alone (env steps/s) | train() (env steps/s) |"
+        " s per train() | of which not sampling (s) |"
     )
-    print("| ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         print(
             f"| {row['runners']} | {row['build_s']:.1f} | {row['sample_steps_per_s']:,.0f} | "
-            f"{row['train_steps_per_s']:,.0f} | "
-            f"{row['sample_s_per_train']:.2f} / {row['learn_s_per_train']:.2f} |"
+            f"{row['train_steps_per_s']:,.0f} | {row['train_s']:.2f} | {row['rest_s']:.2f} |"
         )
     if parts:
         print()
         print(
-            f"one sampled env step in a local runner (the last train() with 0 runners): "
+            f"one sampled env step in a local runner (0 runners; RLlib's timers): "
             f"{parts['total_us']:.0f} us = envs' step() {parts['env_us']:.0f} us (of which the "
             f"adapter's observation {parts['adapter_us']:.0f} us) + module forward "
             f"{parts['forward_us']:.0f} us (batches of {args.envs_per_runner}) + connectors "
