@@ -19,6 +19,9 @@ from verifiers_cases import ENVS, cases, env_reward
 
 import meeting_gym
 from meeting_gym.adapters import verifiers as core
+from meeting_gym.agents.policies import make_policy
+from meeting_gym.core.registry import ENVS as REGISTERED
+from meeting_gym.core.registry import load_object, task_class
 from meeting_gym.core.text_env import TextEnv
 
 
@@ -100,3 +103,30 @@ def test_import_meeting_gym_loads_no_verifiers_module():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
     assert "verifiers" not in meeting_gym.__all__
+
+
+TEXT_ENVS = [e for e in REGISTERED if "text" in load_object(gym.spec(e).entry_point).modes]
+
+
+@pytest.mark.parametrize("env_id", TEXT_ENVS)
+def test_every_text_env_replays_its_reference_policy_at_the_maximum(env_id):
+    """The rows and the replay both verifiers lines share, for every registered text env."""
+    rows = core.task_rows(env_id, "curated")
+    assert rows, env_id
+    cls = task_class(env_id)
+    play = gym.make(env_id, mode="text")
+    for row in rows:
+        observation, info = play.reset(options=row["options"])
+        policy = make_policy(cls.reference_policy, env=env_id)
+        policy.reset(observation, info)
+        messages = [{"role": "system", "content": row["system_prompt"]}]
+        messages.append({"role": "user", "content": row["prompt"]})
+        done = False
+        while not done:
+            action = policy.act(observation)
+            messages.append({"role": "assistant", "content": action})
+            observation, _, terminated, truncated, _ = play.step(action)
+            done = terminated or truncated
+            messages.append({"role": "user", "content": observation})
+        outcome = core.replay(core.make_env(env_id), row["options"], messages)
+        assert outcome["reward"] == pytest.approx(cls.max_reward), (env_id, row["options"])
