@@ -218,8 +218,10 @@ class TextEnv(gym.Env):
             "difficulty": task.item_difficulty(item),
             **task.reset_info(item),
             "turn": 0,
-            **self.interface.reset_info(),
         }
+        for key, value in self.interface.reset_info().items():
+            # the task's own entry wins: a task may name the answer tag per item
+            info.setdefault(key, value)
         self.episode = episode
         self.turns = 0
         self.transcript = [("question", task.question(item))]
