@@ -44,6 +44,15 @@ SERVER_LINES = ("vllm serve", "ollama pull")
 MODELS = ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen3-8B", "qwen2.5:7b")
 ENDPOINTS = ("http://localhost:8000/v1", "http://localhost:11434/v1")
 OPENENV_PORT = 8017
+NEEDS = {
+    "meeting-gym serve": "openenv.core",
+    "adapters.openenv": "openenv.core",
+    "adapters.trl": "datasets",
+    "sb3_contrib": "sb3_contrib",
+    'render_mode="rgb_array"': "PIL",
+    "render_frame.py": "PIL",
+}
+"""Text in a block that needs an optional extra, and a module that extra installs."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,9 @@ def test_the_readme_has_blocks_of_every_kind():
 def test_block_runs_as_printed(block: Block, workdir: Path):
     if block.tag in ("rllib", "rllib-slow"):
         pytest.importorskip("ray.rllib")
+    for marker, module in NEEDS.items():
+        if marker in block.body:  # a block of an optional extra runs where it is installed
+            pytest.importorskip(module)
     slow = block.tag in ("slow", "rllib-slow")
     done = run_block(block, workdir, timeout=3600 if slow else 600)
     if block.expected is not None:
