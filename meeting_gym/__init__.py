@@ -26,6 +26,8 @@ _MEETING_SLOT_ENV = "meeting_gym.envs.meeting_slot.env:MeetingSlotEnv"
 register_env("MeetingSlot-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV)
 register_env("MeetingSlot-Raw-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV, obs="raw")
 register_env("CalendarMath-v0", "meeting_gym.envs.calendar_math.task:CalendarMathTask")
+register_env("CronSchedule-v0", "meeting_gym.envs.cron_schedule.task:CronScheduleTask")
+register_env("CronSchedule-Tools-v0", "meeting_gym.envs.cron_schedule.task:CronScheduleToolsTask")
 register_env(
     "TimetablePlanner-v0",
     "meeting_gym.envs.timetable_planner.task:TimetablePlannerTask",

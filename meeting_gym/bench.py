@@ -15,7 +15,8 @@ one-answer episodes, and item generation with gold. A row is a :class:`Measure`:
 * ``rate``: items per second (steps, episodes, items), compared with CartPole's steps
   per second; a target is a minimum ratio;
 * ``time``: single durations (a reset, a solve); the row shows their median and a
-  target is a maximum duration;
+  target is a maximum duration, or a minimum ratio (1 / median against CartPole's steps
+  per second: "within the time of 50 CartPole steps" is a ratio of at least 1/50);
 * ``once``: a duration measured once per run, outside the repeats (a cold cache);
 * ``value``: a plain number per repeat (a ratio of two costs, say); the row shows the
   median with the measure's ``unit`` and a target is a maximum value.
@@ -377,6 +378,9 @@ def _row(
         if item.max_seconds is not None:
             row.target = item.target_note or f"< {_duration(item.max_seconds)}"
             row.met = value < item.max_seconds
+        elif item.min_ratio is not None and ratio is not None:  # a target relative to CartPole
+            row.target = item.target_note or f">= {item.min_ratio:.0%} of CartPole"
+            row.met = ratio >= item.min_ratio
         return row
     if item.key not in rates:
         return Row(item.label, note=MISSING)

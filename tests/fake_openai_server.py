@@ -13,6 +13,12 @@ each request picks a scripted behaviour:
 ``gold-text``
     The same through the text protocol: calls in ``content``, results read from
     ``user`` messages; no ``tool_calls``.
+``cron``
+    Answers a CronSchedule question from its text alone (write: reads the English
+    schedule back, read: computes the run times), in a ``<cron>`` or ``<times>``
+    block. Where a ``next_runs`` tool is on offer (sent as ``tools``: native; named
+    in the system prompt: text protocol) it first calls it on its expression, then
+    answers.
 ``answer-now``
     Answers ``2024-03-11T09:00:00Z`` at once, without tools.
 ``malformed``
@@ -33,7 +39,11 @@ each request picks a scripted behaviour:
     Plays TimetablePlanner's solver, one native tool call per turn
     (``fake_timetable_model.py``).
 
-Any other model gets HTTP 404. Run it by hand with::
+Any other model gets HTTP 404. A request with ``"stream": true`` gets the same reply as
+server-sent events (``chat.completion.chunk`` deltas: the role, the content and each
+tool call's arguments in pieces, the finish reason, a usage chunk when
+``stream_options.include_usage`` asks for it, then ``[DONE]``), as vLLM and OpenAI
+stream. Run it by hand with::
 
     PYTHONPATH=. python tests/fake_openai_server.py --port 8000
 """
@@ -48,13 +58,15 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from meeting_gym.agentkit import AnswerAction, ToolCallsAction, parse_action
+from meeting_gym.agentkit import AnswerAction, ToolCallsAction, format_tool_call, parse_action
 from meeting_gym.envs.calendar_math import dates
+from meeting_gym.envs.cron_schedule.policies import gold_answer, read_question
 from meeting_gym.envs.meeting_slot.policies import GoldPolicy
 
 MODELS = (
     "gold-native",
     "gold-text",
+    "cron",
     "answer-now",
     "malformed",
     "never-answers",
@@ -148,6 +160,26 @@ def _gold_output(messages: list[dict[str, Any]]) -> str:
     return output
 
 
+def _cron_reply(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
+    """The ``cron`` model: the gold answer from the question, after one next_runs call."""
+    users = [m for m in messages if m["role"] == "user"]
+    try:
+        question = read_question(users[0]["content"] if users else "")
+    except ValueError as exc:
+        raise ScriptError(str(exc)) from None
+    answer = gold_answer(question)
+    system = " ".join(m["content"] for m in messages if m["role"] == "system")
+    offered = bool(tools) or "next_runs(" in system
+    if offered and not any(m["role"] == "assistant" for m in messages):
+        arguments = {"expression": answer, "after": "2024-01-01 00:00", "count": 3}
+        if tools:
+            call = _call(0, 0, "next_runs", json.dumps(arguments))
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+        return {"role": "assistant", "content": format_tool_call("next_runs", arguments)}
+    tag = "cron" if question.kind == "write" else "times"
+    return {"role": "assistant", "content": f"Here it is.\n<{tag}>{answer}</{tag}>"}
+
+
 def _native(output: str, turn: int) -> dict[str, Any]:
     """A text-protocol output as a chat message with native ``tool_calls``."""
     parsed = parse_action(output)
@@ -174,9 +206,11 @@ def _call(turn: int, index: int, name: str, arguments: str) -> dict[str, Any]:
     }
 
 
-def scripted_reply(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The assistant message ``model`` sends after ``messages``."""
+def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None) -> dict[str, Any]:
+    """The assistant message ``model`` sends after ``messages`` (``tools``: the request's)."""
     turn = sum(1 for m in messages if m["role"] == "assistant")
+    if model == "cron":
+        return _cron_reply(messages, tools)
     if model in ("gold-native", "flaky", "rate-limited"):
         return _native(_gold_output(messages), turn)
     if model == "gold-text":
@@ -203,6 +237,47 @@ def scripted_reply(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]
     raise ScriptError(f"no script for model {model!r}")
 
 
+# ------------------------------------------------------------------ streaming
+
+
+def _halves(text: str) -> list[str]:
+    """``text`` in two pieces (one if it is too short), so clients must join deltas."""
+    middle = len(text) // 2
+    return [text] if middle == 0 else [text[:middle], text[middle:]]
+
+
+def stream_chunks(completion: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """A chat completion as the ``chat.completion.chunk`` objects a streaming server sends."""
+    (choice,) = completion["choices"]
+    message = choice["message"]
+    head = {key: completion[key] for key in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in _halves(message.get("content") or "")]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        opening = {"index": index, "id": call["id"], "type": "function"}
+        opening["function"] = {"name": function["name"], "arguments": ""}
+        chunks.append(chunk({"tool_calls": [opening]}))
+        for piece in _halves(function["arguments"]):
+            delta = {"index": index, "function": {"arguments": piece}}
+            chunks.append(chunk({"tool_calls": [delta]}))
+    chunks.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        chunks.append({**head, "choices": [], "usage": completion["usage"]})
+    return chunks
+
+
+def sse_body(chunks: list[dict[str, Any]]) -> bytes:
+    """Server-sent events: one ``data:`` event per chunk, then ``data: [DONE]``."""
+    events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+    return ("".join(events) + "data: [DONE]\n\n").encode()
+
+
 # ------------------------------------------------------------------ HTTP server
 
 
@@ -219,9 +294,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output clean
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
+        self._send_body(status, json.dumps(payload).encode(), "application/json")
+
+    def _send_body(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -267,33 +344,35 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"the model {model!r} does not exist", "invalid_request_error")
             return
         try:
-            message = scripted_reply(model, request.get("messages") or [])
+            message = scripted_reply(model, request.get("messages") or [], request.get("tools"))
         except ScriptError as exc:
             self._error(400, str(exc), "invalid_request_error")
             return
         prompt, completion = _tokens(request.get("messages")), _tokens(message)
-        self._send(
-            200,
-            {
-                "id": f"chatcmpl-{count}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                        "logprobs": None,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": completion,
-                    "total_tokens": prompt + completion,
-                },
+        payload = {
+            "id": f"chatcmpl-{count}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
             },
-        )
+        }
+        if request.get("stream"):
+            usage = bool((request.get("stream_options") or {}).get("include_usage"))
+            self._send_body(200, sse_body(stream_chunks(payload, usage)), "text/event-stream")
+        else:
+            self._send(200, payload)
 
 
 class FakeOpenAIServer:

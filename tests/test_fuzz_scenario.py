@@ -28,7 +28,8 @@ from meeting_gym.envs.meeting_slot.domain.solver import solve
 FUZZ = settings(
     max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )
-MESSAGE = re.compile(r"scenario\.[^\s:]+: \S")
+# the field path may quote a key the data holds, spaces and colons included: busy[' : ']
+MESSAGE = re.compile(r"scenario\.(?:[^\s:\[]|\[(?:'[^']*'|\"[^\"]*\"|[^\]]*)\])+: \S")
 
 BASES = curated_dicts()[:6] + [generate_seeded(i, d).to_dict() for i, d in enumerate(DIFFICULTIES)]
 
@@ -173,3 +174,13 @@ def test_reset_with_a_damaged_scenario_raises_only_scenario_error(data):
 def test_named_field(data, field):
     with pytest.raises(ScenarioError, match=rf"^scenario\.{field}: "):
         Scenario.from_dict(data)
+
+
+def test_a_field_path_with_a_quoted_key_still_names_the_field():
+    """Found by the fuzz in CI: a busy date key of one space (the path quotes it)."""
+    data = curated_dicts()[0]
+    data["world"]["attendees"][1]["busy"][" "] = []
+    with pytest.raises(ScenarioError) as error:
+        Scenario.from_dict(data)
+    assert str(error.value).startswith("scenario.world.attendees[1].busy[' ']: ")
+    assert MESSAGE.match(str(error.value))

@@ -10,8 +10,13 @@ says how it is checked (nothing: it is run):
   benchmark take minutes;
 * ``<!-- readme: openenv -->``: run it while ``meeting-gym serve --env MeetingSlot-v0`` listens
   on 127.0.0.1:8017, as the block expects;
+* ``<!-- readme: rllib -->`` / ``<!-- readme: rllib-slow -->``: run only where the rllib
+  extra is installed (CI's gymnasium-1.2.2 venv), the second only in the slow run;
 * ``<!-- readme: ci -->``: the set-up lines, which CI itself runs: every command of the block
   must be in ``.ci/run``.
+* ``<!-- readme: verifiers... -->`` (``verifiers``, ``verifiers-python``, ``verifiers-ci``,
+  ``verifiers03``): blocks that need a verifiers venv, whose pins the main venv cannot hold;
+  ``tests/test_verifiers_eval.py`` and ``tests/test_verifiers_legacy.py`` run them there.
 
 ``python`` blocks run in a fresh interpreter, ``bash`` blocks under ``bash -euo pipefail``,
 both in a scratch folder that links the checkout's ``meeting_gym``, ``examples``, ``tests``
@@ -39,6 +44,15 @@ SERVER_LINES = ("vllm serve", "ollama pull")
 MODELS = ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen3-8B", "qwen2.5:7b")
 ENDPOINTS = ("http://localhost:8000/v1", "http://localhost:11434/v1")
 OPENENV_PORT = 8017
+NEEDS = {
+    "meeting-gym serve": "openenv.core",
+    "adapters.openenv": "openenv.core",
+    "adapters.trl": "datasets",
+    "sb3_contrib": "sb3_contrib",
+    'render_mode="rgb_array"': "PIL",
+    "render_frame.py": "PIL",
+}
+"""Text in a block that needs an optional extra, and a module that extra installs."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +94,7 @@ def _params(tags: tuple[str | None, ...]) -> list:
     for block in BLOCKS:
         if block.tag not in tags:
             continue
-        marks = [pytest.mark.slow] if block.tag == "slow" else []
+        marks = [pytest.mark.slow] if block.tag in ("slow", "rllib-slow") else []
         params.append(pytest.param(block, id=block.name, marks=marks))
     return params
 
@@ -120,9 +134,15 @@ def test_the_readme_has_blocks_of_every_kind():
     assert BLOCKS[0].tag == "ci", "the README opens with its two set-up commands"
 
 
-@pytest.mark.parametrize("block", _params((None, "output", "slow")))
+@pytest.mark.parametrize("block", _params((None, "output", "slow", "rllib", "rllib-slow")))
 def test_block_runs_as_printed(block: Block, workdir: Path):
-    done = run_block(block, workdir, timeout=3600 if block.tag == "slow" else 600)
+    if block.tag in ("rllib", "rllib-slow"):
+        pytest.importorskip("ray.rllib")
+    for marker, module in NEEDS.items():
+        if marker in block.body:  # a block of an optional extra runs where it is installed
+            pytest.importorskip(module)
+    slow = block.tag in ("slow", "rllib-slow")
+    done = run_block(block, workdir, timeout=3600 if slow else 600)
     if block.expected is not None:
         assert done.stdout.rstrip() == block.expected.rstrip()
 
@@ -177,13 +197,14 @@ def _normalise(command: str) -> str:
 
 def test_the_set_up_lines_are_what_ci_runs():
     ci = _normalise((ROOT / ".ci" / "run").read_text())
-    (block,) = [b for b in BLOCKS if b.tag == "ci"]
-    commands = [
-        part
-        for line in block.body.splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-        for part in line.split("&&")
-    ]
-    assert len(commands) >= 8
-    for command in commands:
-        assert _normalise(command) in ci, command
+    blocks = [b for b in BLOCKS if b.tag == "ci"]  # the opening one, then the RLlib venv's
+    for number, block in enumerate(blocks):
+        commands = [
+            part
+            for line in block.body.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+            for part in line.split("&&")
+        ]
+        assert len(commands) >= (8 if number == 0 else 1)
+        for command in commands:
+            assert _normalise(command) in ci, command

@@ -17,7 +17,7 @@ import meeting_gym  # noqa: F401
 from meeting_gym.adapters import trl as adapter
 from meeting_gym.agentkit import AnswerAction, ToolCallsAction, parse_action
 from meeting_gym.agents.policies import make_policy
-from meeting_gym.core.registry import task_class
+from meeting_gym.core.registry import ENVS, load_object, task_class
 
 transformers = pytest.importorskip("transformers")
 
@@ -53,18 +53,19 @@ def test_the_tool_methods_render_the_envs_own_schemas():
             assert prop["type"] == ours[name]["parameters"]["properties"][arg]["type"]
 
 
-def play_gold_through_methods(instance, row: dict) -> float:
-    """The gold policy, its tool calls executed as TRL would: by calling the methods."""
+def play_gold_through_methods(instance, row: dict, env_id: str = "MeetingSlot-v0") -> float:
+    """The reference policy, its tool calls executed as TRL would: by calling the methods."""
     assert instance.reset(**row) is None  # the row's prompt already holds the question
     question = row["prompt"][-1]["content"]
-    env = gym.make("MeetingSlot-v0", mode="text")
+    env = gym.make(env_id, mode="text")
     _, info = env.reset(options={k: row[k] for k in adapter.ROW_KEYS if k in row})
-    policy = make_policy("gold", env="MeetingSlot-v0")
+    task = env.unwrapped.task
+    policy = make_policy(task.reference_policy, env=env_id)
     policy.reset(question, info)
     observation = question
     methods = trl_methods(instance)
     for _ in range(40):
-        action = parse_action(policy.act(observation))
+        action = parse_action(policy.act(observation), answer_tag=task.answer_tag)
         if isinstance(action, AnswerAction):
             instance.answer(action.answer)
             return instance.get_reward()
@@ -95,6 +96,36 @@ def test_get_reward_is_zero_until_answered_and_a_wrong_answer_gets_the_rubric():
     assert instance.answer("NONE") == "Answer received."
     assert instance.get_reward() == pytest.approx(0.2)  # well-formed, wrong
     assert instance.list_attendees().startswith("error:")  # the episode is over
+
+
+TEXT_ENVS = [e for e in ENVS if "text" in load_object(gym.spec(e).entry_point).modes]
+TOOL_ENVS = [e for e in TEXT_ENVS if task_class(e).toolset is not None]
+SINGLE_TURN = [e for e in TEXT_ENVS if task_class(e).toolset is None]
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_every_tool_env_plays_its_reference_policy_through_the_factory(env_id):
+    rows = adapter.rows(env_id, split="curated")
+    instance = adapter.environment_factory(env_id)()
+    rewards = [play_gold_through_methods(instance, row, env_id) for row in rows]
+    assert rewards == [pytest.approx(task_class(env_id).max_reward)] * len(rows)
+
+
+@pytest.mark.parametrize("env_id", SINGLE_TURN)
+def test_every_single_turn_env_grades_its_reference_answers_at_the_maximum(env_id):
+    rows = adapter.rows(env_id, split="curated")
+    reward = adapter.reward_function(env_id)
+    columns = {key: [row[key] for row in rows] for key in adapter.ROW_KEYS if key in rows[0]}
+    completions = []
+    for row in rows:
+        env = gym.make(env_id)
+        observation, info = env.reset(options={k: row[k] for k in adapter.ROW_KEYS if k in row})
+        policy = make_policy(task_class(env_id).reference_policy, env=env_id)
+        policy.reset(observation, info)
+        completions.append(policy.act(observation))
+    assert reward(completions, **columns) == [pytest.approx(task_class(env_id).max_reward)] * len(
+        rows
+    )
 
 
 def test_single_turn_envs_train_with_the_reward_function():

@@ -231,6 +231,7 @@ class LLMAgent:
     def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
         self.messages = initial_messages(observation, info, self.system_prompt)
         self.tools = tools_for(info, self.tool_protocol)
+        self.answer_tag = info.get("answer_tag", "answer")
         self.rng = random.Random(seed)
         self.usage = Usage()
         self.requests = self.retries = self.tool_calls = 0
@@ -267,10 +268,13 @@ class LLMAgent:
         choice = choices[0]
         self.finish_reasons.append(getattr(choice, "finish_reason", None))
         self.turn = assistant_turn(
-            choice.message, self.tool_protocol, id_prefix=f"call_{len(self.finish_reasons) - 1}"
+            choice.message,
+            self.tool_protocol,
+            id_prefix=f"call_{len(self.finish_reasons) - 1}",
+            answer_tag=self.answer_tag,
         )
         self.messages.append(self.turn.message)
-        parsed = parse_action(self.turn.action)
+        parsed = parse_action(self.turn.action, answer_tag=self.answer_tag)
         if isinstance(parsed, ToolCallsAction):
             self.tool_calls += len(parsed.calls)
         return self.turn.action

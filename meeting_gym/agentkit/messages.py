@@ -141,9 +141,13 @@ class AssistantTurn:
 
 
 def assistant_turn(
-    message: Any, tool_protocol: str = "native", id_prefix: str = "call"
+    message: Any, tool_protocol: str = "native", id_prefix: str = "call", answer_tag: str = "answer"
 ) -> AssistantTurn:
-    """Read an assistant message (dict or client object) as one env action (see module doc)."""
+    """Read an assistant message (dict or client object) as one env action (see module doc).
+
+    ``answer_tag`` is the env's final-answer tag (reset info's ``answer_tag``; ``cron`` in
+    CronSchedule-Tools): a message holding such a block is an answer even beside calls.
+    """
     check_tool_protocol(tool_protocol)
     content = _get(message, "content")
     content = content if isinstance(content, str) else ""
@@ -158,7 +162,7 @@ def assistant_turn(
     }
     if calls:
         normalised["tool_calls"] = calls
-    if not calls or extract_answer(content) is not None:
+    if not calls or extract_answer(content, answer_tag) is not None:
         return AssistantTurn(normalised, content)
     action = json.dumps(
         [{"name": c["function"]["name"], "arguments": c["function"]["arguments"]} for c in calls],

@@ -102,17 +102,17 @@ def _find_answer(text: str, pattern: re.Pattern[str] = _ANSWER_TAG) -> tuple[str
     return None, opening is not None
 
 
-def extract_answer(text: str) -> str | None:
+def extract_answer(text: str, answer_tag: str = "answer") -> str | None:
     """The stripped content of the first ``<answer>...</answer>`` block, else None.
 
     Tags are case-insensitive and may hold whitespace (``< answer >``, ``< / answer >``).
     The first block ends at the first closing tag that follows an opening tag and
     starts at the last opening tag before it, so ``"<answer>a<answer>b</answer>"``
-    gives ``"b"``. Runs in linear time.
+    gives ``"b"``. Runs in linear time. ``answer_tag`` names another tag (``cron``).
     """
     if not isinstance(text, str):
         raise TypeError(f"expected str, got {type(text).__name__}")
-    return _find_answer(text)[0]
+    return _find_answer(text, _answer_tag(answer_tag))[0]
 
 
 def _quote(text: str) -> str:
@@ -307,9 +307,13 @@ def _render_signature(function: dict[str, Any]) -> str:
     return f"{function['name']}({', '.join(parts)})"
 
 
-def protocol_instructions(toolset: ToolSet) -> str:
-    """A system-prompt paragraph explaining the text protocol and listing the tools."""
+def protocol_instructions(toolset: ToolSet, answer_tag: str = "answer") -> str:
+    """A system-prompt paragraph explaining the text protocol and listing the tools.
+
+    ``answer_tag`` is the tag of the final answer (a task's ``answer_tag``).
+    """
     example = format_tool_call("tool_name", {"argument": "value"})
+    article = "an" if answer_tag[:1] in "aeiou" else "a"
     lines = [
         "You can call tools to look at information you cannot see directly. To call a "
         'tool, write a JSON object {"name": ..., "arguments": {...}} inside '
@@ -317,8 +321,8 @@ def protocol_instructions(toolset: ToolSet) -> str:
         "in one turn (one <tool_call> block each, or one JSON array of calls); they run "
         "in order and each result is sent back to you. A result starting with "
         '"error:" says what was wrong with the call. When you are done, give your final '
-        "answer inside <answer>...</answer>. A turn that contains an <answer> block is "
-        "final: tool calls in the same turn are not run.",
+        f"answer inside <{answer_tag}>...</{answer_tag}>. A turn that contains "
+        f"{article} <{answer_tag}> block is final: tool calls in the same turn are not run.",
         "",
         "Tools:",
     ]

@@ -360,8 +360,13 @@ def format_table(
             answer = r.answer if r.answer is not None else "-"
             if r.error is not None:
                 answer = f"error: {r.error}"
+            gold, answer = _one_line(r.gold), _one_line(str(answer))  # multi-line answers
             lines.append(
-                f"{(r.item_id or '-')[:23]:<24}{r.gold[:21]:<22}{str(answer)[:21]:<22}"
-                f"{r.reward:>7.3f}"
+                f"{(r.item_id or '-')[:23]:<24}{gold[:21]:<22}{answer[:21]:<22}{r.reward:>7.3f}"
             )
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    """A cell's text on one line: line breaks shown as ``|``."""
+    return " | ".join(text.splitlines()) if "\n" in text or "\r" in text else text

@@ -57,6 +57,7 @@ class TextInterface:
         return {
             "system_prompt": self.task.system_prompt(),
             "tools": [] if toolset is None else toolset.schemas(),
+            "answer_tag": self.task.answer_tag,
         }
 
     def step_info(self) -> dict[str, Any]:
@@ -137,7 +138,9 @@ class TextEnv(gym.Env):
     ## Information
     ``reset`` returns the item's id (under the task's ``id_key``), ``difficulty``,
     the task's own entries, ``turn`` (0), ``system_prompt`` and ``tools`` (OpenAI
-    function schemas; empty for a task without tools). Every step returns the id and
+    function schemas; empty for a task without tools) and ``answer_tag`` (the tag of
+    a final answer, for chat loops that must tell answers from tool calls). Every
+    step returns the id and
     ``turn``; the last one adds every rubric term, ``reward``, ``gold``, ``answer``
     (what was read from the reply, None if nothing) and ``answered``.
 
@@ -221,8 +224,10 @@ class TextEnv(gym.Env):
             "difficulty": task.item_difficulty(item),
             **task.reset_info(item),
             "turn": 0,
-            **self.interface.reset_info(),
         }
+        for key, value in self.interface.reset_info().items():
+            # the task's own entry wins: a task may name the answer tag per item
+            info.setdefault(key, value)
         self.episode = episode
         self.turns = 0
         self.transcript = [("question", task.question(item))]

@@ -8,7 +8,8 @@ which it cannot do, so it cannot learn "answer the earliest start that fits".
 :class:`PointerPolicy` keeps stable-baselines3's MLP trunk (flattened observation
 -> 64 -> 64, separate actor and critic) for the tool and NONE logits, and scores
 every answer start ``k`` with one linear layer shared by all starts, over
-per-start features read from the observation:
+per-start features read from the observation (:mod:`.pointer` has both pieces,
+shared with the RLlib module :mod:`.rllib_module`):
 
     fit[k], fit[k-1], any fit before k (a causal running max), in_window[k],
     the share of attendees available / unavailable at k, k / S
@@ -25,7 +26,6 @@ a plain MLP lacks (it stays at 0.27, answering NONE at once).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch as th
@@ -35,7 +35,9 @@ from stable_baselines3.common.preprocessing import get_flattened_obs_dim
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-SLOT_CHANNELS = 7
+from meeting_gym.envs.meeting_slot.pointer import SLOT_CHANNELS, PointerHead, slot_channels
+
+__all__ = ["SLOT_CHANNELS", "PointerExtractor", "PointerHead", "PointerPolicy", "PointerTrunk"]
 
 
 class PointerExtractor(BaseFeaturesExtractor):
@@ -51,17 +53,13 @@ class PointerExtractor(BaseFeaturesExtractor):
 
     def forward(self, observations: dict[str, th.Tensor]) -> th.Tensor:
         flat = th.cat([observations[k].flatten(1) for k in sorted(observations)], dim=1)
-        fit = observations["fit"]
-        batch = fit.shape[0]
-        previous = th.nn.functional.pad(fit, (1, 0))[:, :-1]
-        before = th.cummax(previous, dim=1).values
-        shape = (batch, self.n_attendees, self.n_slots)
-        available = observations["available"].view(shape).mean(1)
-        unavailable = observations["unavailable"].view(shape).mean(1)
-        position = self.position.expand(batch, -1)
-        slots = th.stack(
-            [fit, previous, before, observations["in_window"], available, unavailable, position],
-            dim=2,
+        slots = slot_channels(
+            observations["fit"],
+            observations["in_window"],
+            observations["available"],
+            observations["unavailable"],
+            self.n_attendees,
+            self.position,
         )
         return th.cat([flat, slots.flatten(1)], dim=1)
 
@@ -92,35 +90,6 @@ class PointerTrunk(nn.Module):
 
     def forward_critic(self, features: th.Tensor) -> th.Tensor:
         return self.value_net(features[:, : self.flat_dim])
-
-
-class PointerHead(nn.Module):
-    """Logits in action-table order: tools, answer starts (shared scorer), NONE."""
-
-    def __init__(
-        self, hidden: int, n_slots: int, n_tools: int, answer_bias: float, gain: float = 10.0
-    ) -> None:
-        super().__init__()
-        self.hidden, self.n_slots, self.n_tools, self.gain = hidden, n_slots, n_tools, gain
-        self.tools = nn.Linear(hidden, n_tools + 2)  # tools, NONE, answer bias
-        nn.init.orthogonal_(self.tools.weight, gain=0.01)
-        nn.init.zeros_(self.tools.bias)
-        with th.no_grad():  # all answers together: exp(answer_bias) times one tool call
-            self.tools.bias[-2] = answer_bias
-            self.tools.bias[-1] = answer_bias - math.log(n_slots)
-        self.slot = nn.Linear(SLOT_CHANNELS, 1)
-        nn.init.zeros_(self.slot.weight)
-        nn.init.zeros_(self.slot.bias)
-        self.none_fit = nn.Parameter(th.zeros(1))
-
-    def forward(self, latent: th.Tensor) -> th.Tensor:
-        h = latent[:, : self.hidden]
-        slots = latent[:, self.hidden :].view(latent.shape[0], self.n_slots, SLOT_CHANNELS)
-        head = self.tools(h)
-        tools, none, bias = head[:, : self.n_tools], head[:, -2:-1], head[:, -1:]
-        answers = bias + self.gain * self.slot(slots).squeeze(2)
-        none = none + self.gain * self.none_fit * slots[:, :, 0].amax(dim=1, keepdim=True)
-        return th.cat([tools, answers, none], dim=1)
 
 
 class PointerPolicy(MaskableMultiInputActorCriticPolicy):

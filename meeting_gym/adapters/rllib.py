@@ -1,0 +1,235 @@
+"""Ray RLlib adapter: the family's discrete envs as RLlib envs with action masks.
+
+``pip install torch==2.13.0 && pip install "meeting-gym[rllib]"`` (Ray does not pull
+torch; installing it first keeps pip from pulling a CUDA build). Ray is imported only
+by the functions that need it (:func:`register`, :func:`masked_mlp_spec`,
+:func:`ppo_config`); the wrapper and the observation layout need gymnasium and
+numpy only.
+
+RLlib's action-masking module (``ActionMaskingTorchRLModule`` from RLlib's examples)
+and :class:`~meeting_gym.envs.meeting_slot.rllib_module.PointerRLModule` take
+observations of the form ``{"action_mask": Box(0, 1, (n,)), "observations": Box}``.
+:class:`MaskedObservation` gives exactly that: the env's own ``info["action_mask"]``
+as floats, and the env's ``Dict`` observation flattened by Gymnasium
+(``gymnasium.spaces.flatten``: keys in the space's sorted order, ``Discrete`` one-hot),
+the input SB3's ``MultiInputPolicy`` builds too. Nothing else changes: actions,
+rewards, episode ends and infos are the env's, from its own engine and rubric.
+
+    import meeting_gym.adapters.rllib as rl
+    rl.register()                       # every id with a discrete mode, under its own name
+    config = rl.ppo_config("MeetingSlot-v0", rl.masked_mlp_spec())
+    algo = config.build_algo()
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import DependencyNotInstalled
+
+from meeting_gym.core.registry import ENVS, load_object
+
+INSTALL_HINT = 'pip install torch==2.13.0 && pip install "meeting-gym[rllib]"'
+MASK = "action_mask"
+OBSERVATIONS = "observations"
+
+
+def require_rllib() -> Any:
+    """Import ``ray.rllib`` (and torch), or raise ``DependencyNotInstalled`` with the hint."""
+    try:
+        import torch  # noqa: F401  (RLlib's torch modules need it; Ray does not pull it)
+        from ray import rllib
+    except ImportError as error:
+        raise DependencyNotInstalled(
+            f"Ray RLlib and torch are needed for this ({error.name} is missing): {INSTALL_HINT}"
+        ) from error
+    return rllib
+
+
+# ---------------------------------------------------------------------- the env side
+
+
+def observation_layout(space: spaces.Dict) -> dict[str, tuple[int, int]]:
+    """Where each key of a ``Dict`` observation lies in its Gymnasium flattening.
+
+    ``{key: (start, stop)}`` in the flat vector, in the space's key order.
+    """
+    layout, start = {}, 0
+    for key, sub in space.spaces.items():
+        size = spaces.flatdim(sub)
+        layout[key] = (start, start + size)
+        start += size
+    return layout
+
+
+def masked_space(env: gym.Env) -> spaces.Dict:
+    """The ``{"action_mask", "observations"}`` space RLlib's masking modules expect."""
+    inner = env.observation_space
+    if not isinstance(env.action_space, spaces.Discrete) or not isinstance(inner, spaces.Dict):
+        raise ValueError(
+            "RLlib's masking needs a Discrete action space and a Dict observation "
+            f"(the discrete mode); got {env.action_space} and {type(inner).__name__}"
+        )
+    flat = spaces.flatten_space(inner)
+    return spaces.Dict(
+        {
+            MASK: spaces.Box(0.0, 1.0, shape=(int(env.action_space.n),), dtype=np.float32),
+            OBSERVATIONS: spaces.Box(
+                flat.low.astype(np.float32), flat.high.astype(np.float32), dtype=np.float32
+            ),
+        }
+    )
+
+
+def to_rllib(space: spaces.Dict, observation: Any, mask: Any) -> dict[str, np.ndarray]:
+    """One env observation and its ``info["action_mask"]`` in the masking modules' form."""
+    return {
+        MASK: np.asarray(mask, dtype=np.float32),
+        OBSERVATIONS: spaces.flatten(space, observation).astype(np.float32, copy=False),
+    }
+
+
+class MaskedObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Observations ``{"action_mask": the env's mask, "observations": the flat observation}``.
+
+    Wraps an env of the family in its discrete mode; everything but the
+    observation (actions, rewards, ends, infos) passes through unchanged.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        self.inner_space = env.observation_space
+        self.observation_space = masked_space(env)
+        self.layout = observation_layout(self.inner_space)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        observation, info = self.env.reset(seed=seed, options=options)
+        return self._convert(observation, info), info
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], Any, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return self._convert(observation, info), reward, terminated, truncated, info
+
+    def _convert(self, observation: Any, info: dict[str, Any]) -> dict[str, np.ndarray]:
+        if MASK not in info:
+            raise ValueError("the env gives no info['action_mask']: use its discrete mode")
+        return to_rllib(self.inner_space, observation, info[MASK])
+
+
+def discrete_env_ids() -> list[str]:
+    """The registered ids whose env class offers the discrete mode (what RLlib can train)."""
+    return [
+        env_id
+        for env_id in ENVS
+        if "discrete" in getattr(load_object(gym.spec(env_id).entry_point), "modes", ())
+    ]
+
+
+def make_env(env_id: str, config: dict[str, Any] | None = None) -> MaskedObservation:
+    """``gym.make(env_id, mode="discrete", **config)`` wrapped for RLlib (an env creator)."""
+    kwargs = dict(config or {})  # RLlib passes an EnvContext (a dict with worker info)
+    kwargs.setdefault("mode", "discrete")
+    return MaskedObservation(gym.make(env_id, **kwargs))
+
+
+# ---------------------------------------------------------------------- the Ray side
+
+
+def register(env_ids: list[str] | None = None) -> list[str]:
+    """Register each id (default: every id with a discrete mode) with Ray's env registry.
+
+    Under its own name, so ``PPOConfig().environment("MeetingSlot-v0")`` makes the
+    wrapped env on every env runner (they import ``meeting_gym`` there: on a cluster,
+    install the package on every node). Returns the ids registered.
+    """
+    require_rllib()
+    from ray.tune.registry import register_env
+
+    ids = discrete_env_ids() if env_ids is None else list(env_ids)
+    for env_id in ids:
+        if env_id not in ENVS:
+            raise ValueError(f"unknown env {env_id!r}; registered envs: {', '.join(ENVS)}")
+        register_env(env_id, functools.partial(make_env, env_id))
+    return ids
+
+
+def masked_mlp_spec(hidden: tuple[int, ...] = (64, 64)) -> Any:
+    """RLlib's own masking module over a plain MLP (actor and critic ``hidden``, tanh).
+
+    The counterpart of SB3's ``MultiInputPolicy`` under MaskablePPO (same layer sizes).
+    """
+    require_rllib()
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
+        ActionMaskingTorchRLModule,
+    )
+
+    return RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule,
+        model_config={
+            "fcnet_hiddens": list(hidden),
+            "fcnet_activation": "tanh",
+            "vf_share_layers": False,
+        },
+    )
+
+
+def ppo_config(
+    env_id: str,
+    module_spec: Any,
+    *,
+    num_env_runners: int = 0,
+    envs_per_env_runner: int = 8,
+    train_batch_size: int = 1024,
+    minibatch_size: int = 256,
+    num_epochs: int = 4,
+    lr: float = 1e-3,
+    gamma: float = 1.0,
+    lambda_: float = 0.95,
+    entropy_coeff: float = 0.0,
+    seed: int = 0,
+    env_config: dict[str, Any] | None = None,
+) -> Any:
+    """A PPO config on the new API stack with MaskablePPO's settings from the SB3 example.
+
+    8 envs, 1,024 steps per update, minibatches of 256, 4 epochs, ``lr=1e-3``,
+    ``gamma=1.0``, GAE 0.95, no entropy bonus, no KL term, gradient norm clipped to
+    0.5, value loss weight 0.5; one local learner. ``num_env_runners=0`` samples in
+    the driver; the batch per update is the same whatever the number of runners.
+    Registers ``env_id`` with Ray's registry first.
+    """
+    require_rllib()
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    register([env_id])
+    return (
+        PPOConfig()
+        .environment(env_id, env_config=dict(env_config or {}))
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=envs_per_env_runner,
+            rollout_fragment_length="auto",
+        )
+        .learners(num_learners=0)
+        .training(
+            train_batch_size_per_learner=train_batch_size,
+            minibatch_size=minibatch_size,
+            num_epochs=num_epochs,
+            lr=lr,
+            gamma=gamma,
+            lambda_=lambda_,
+            entropy_coeff=entropy_coeff,
+            use_kl_loss=False,
+            grad_clip=0.5,
+            vf_loss_coeff=0.5,
+        )
+        .rl_module(rl_module_spec=module_spec)
+        .debugging(seed=seed)
+    )
