@@ -231,6 +231,68 @@ def test_models_are_typed_per_env():
         slot.action.__name__ == "MeetingSlotAction" and math.state.__name__ == "CalendarMathState"
     )
     assert {"split", "index", "scenario_id"} <= slot.reset_options
+    planner = models("TimetablePlanner-v0")
+    fields = set(planner.action.model_json_schema()["properties"])
+    # the predecessor's TimetablePlannerAction fields, and no answer (submit_timetable ends it)
+    assert fields == {
+        "metadata",
+        "text",
+        "tool_call",
+        "tool_calls",
+        "action_type",
+        "session_id",
+        "day",
+        "start_slot",
+        "room_id",
+        "target_session_id",
+    }
+    assert {"scenario_id", "task_name", "difficulty", "split", "index"} <= planner.reset_options
+
+
+def test_the_timetable_predecessors_payloads_play_unchanged_over_its_websocket_protocol():
+    """TimetablePlannerAction objects, sent as its client sent them, play as in process."""
+    from websockets.sync.client import connect
+
+    env_id = "TimetablePlanner-v0"
+    env = gym.make(env_id, mode="text")
+    observation, info = env.reset(options={"task_name": "medium"})
+    policy = make_policy("greedy", env=env_id)
+    policy.reset(observation, info)
+    payloads, local = [], []
+    done = False
+    while not done:
+        payload = json.loads(policy.act(observation))
+        payloads.append(payload)
+        observation, reward, terminated, truncated, info = env.step(json.dumps(payload))
+        local.append((observation, reward, terminated or truncated))
+        done = terminated or truncated
+    assert payloads[-1] == {"action_type": "submit_timetable"} and len(payloads) > 3
+    # its clients could send a day label, a null field and metadata (a non-integer slot is
+    # an action_error now, D16, so none is sent here)
+    first = payloads[0]
+    loose = {**first, "day": ["Mon", "Tue", "Wed", "Thu", "Fri"][first["day"]]}
+    loose["target_session_id"] = None
+    loose["metadata"] = {"client": "timetable_planner"}
+
+    with running(env_id) as url, connect(url.replace("http", "ws") + "/ws") as ws:
+
+        def send(message: dict) -> dict:
+            ws.send(json.dumps(message))
+            return json.loads(ws.recv(timeout=10))
+
+        reset = send({"type": "reset", "data": {"task_name": "medium"}})
+        assert reset["type"] == "observation"
+        extra = send({"type": "step", "data": {**first, "room": "R1"}})
+        both = send({"type": "step", "data": {**first, "text": "{}"}})
+        remote = [
+            send({"type": "step", "data": loose if k == 0 else p}) for k, p in enumerate(payloads)
+        ]
+    # an unknown field is refused before the env sees it (no budget spent), as before
+    assert extra["type"] == "error" and "room" in json.dumps(extra["data"])
+    assert both["type"] == "error" and "exactly one of" in json.dumps(both["data"])
+    assert [
+        (r["data"]["observation"]["text"], r["data"]["reward"], r["data"]["done"]) for r in remote
+    ] == local
 
 
 def test_serve_command_runs_a_server(tmp_path):

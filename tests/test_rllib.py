@@ -1,4 +1,4 @@
-"""RLlib on MeetingSlot: Ray registration, masks honoured, tiny PPO runs, the pointer module.
+"""RLlib on MeetingSlot and TimetablePlanner: registration, masks honoured, tiny PPO, the pointer.
 
 Needs the rllib extra (``.venv-rllib`` in CI, gymnasium 1.2.2); skipped without it. One
 local Ray instance for the module; every run is tiny (512 steps per update), seconds in
@@ -36,8 +36,8 @@ def ray_instance():
     ray.shutdown()
 
 
-def build(spec, **overrides):
-    return adapter.ppo_config("MeetingSlot-v0", spec, **{**TINY, **overrides}).build_algo()
+def build(spec, env_id="MeetingSlot-v0", **overrides):
+    return adapter.ppo_config(env_id, spec, **{**TINY, **overrides}).build_algo()
 
 
 def test_register_puts_every_discrete_id_in_rays_registry():
@@ -85,6 +85,21 @@ def test_a_masked_action_is_never_sampled(module):
         algo.train()  # and after an update
         steps, masked, _ = _sampled_steps(algo, 500)
         assert steps >= 500 and masked == 0
+    finally:
+        algo.stop()
+
+
+def test_the_timetables_masks_are_honoured_through_a_ppo_update():
+    """TimetablePlanner's discrete interface (12,651 actions, most masked) on RLlib's module."""
+    algo = build(adapter.masked_mlp_spec(), "TimetablePlanner-v0")
+    try:
+        steps, masked, expected = _sampled_steps(algo, 600)
+        assert steps >= 600 and expected > 0.9 * steps, (steps, expected)  # mostly masked
+        assert masked == 0
+        result = algo.train()
+        assert math.isfinite(result["learners"]["default_policy"]["total_loss"])
+        steps, masked, _ = _sampled_steps(algo, 300)
+        assert steps >= 300 and masked == 0
     finally:
         algo.stop()
 

@@ -129,4 +129,29 @@ def test_every_text_env_replays_its_reference_policy_at_the_maximum(env_id):
             done = terminated or truncated
             messages.append({"role": "user", "content": observation})
         outcome = core.replay(core.make_env(env_id), row["options"], messages)
-        assert outcome["reward"] == pytest.approx(cls.max_reward), (env_id, row["options"])
+        item = play.unwrapped.episode.item
+        best = play.unwrapped.task.max_reward_for(item)  # documented per item (the solver's)
+        best = cls.max_reward if best is None else best
+        assert outcome["reward"] == pytest.approx(best), (env_id, row["options"])
+        weights = row["rubric"]
+        weighted = sum(weight * outcome[name] for name, weight in weights.items())
+        assert weighted == pytest.approx(outcome["reward"])  # what verifiers will report
+
+
+def test_a_dense_reward_is_reported_as_the_return_with_the_scores_beside_it():
+    """TimetablePlanner pays every step: verifiers gets the return at weight 1, scores at 0."""
+    rows = core.task_rows("TimetablePlanner-v0", "curated")
+    weights = rows[0]["rubric"]
+    assert weights["reward"] == 1.0 and len(weights) == 8
+    assert all(weight == 0.0 for name, weight in weights.items() if name != "reward")
+    assert all(row["rubric"] == weights for row in rows)  # one Rubric serves 0.3.x too
+    # a conversation with an invalid action, then a submit: the env's own return (penalty)
+    messages = [
+        {"role": "assistant", "content": '{"action_type": "assign_session"}'},
+        {"role": "assistant", "content": '{"action_type": "submit_timetable"}'},
+    ]
+    env = gym.make("TimetablePlanner-v0", mode="text")
+    env.reset(options=rows[0]["options"])
+    paid = [env.step(m["content"])[1] for m in messages]
+    outcome = core.replay(core.make_env("TimetablePlanner-v0"), rows[0]["options"], messages)
+    assert outcome["reward"] == pytest.approx(sum(paid)) and paid[0] == pytest.approx(-0.02)

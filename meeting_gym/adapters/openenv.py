@@ -80,6 +80,7 @@ class Models:
     state: type
     environment: type
     reset_options: frozenset[str]
+    object_fields: tuple[str, ...] = ()
 
 
 @cache
@@ -95,16 +96,16 @@ def models(env_id: str) -> Models:
     answer_tag = cls.answer_tag
     options = frozenset(SPLIT_OPTIONS | {"item"} | cls.reset_options)
 
-    fields: dict[str, Any] = {
-        "answer": (
+    fields: dict[str, Any] = {}
+    if cls.answers:
+        fields["answer"] = (
             str | None,
             Field(None, description=f"the final answer: the content of <{answer_tag}>...</..>"),
-        ),
-        "text": (
-            str | None,
-            Field(None, description="a raw text-protocol action, as an LLM wrote it"),
-        ),
-    }
+        )
+    fields["text"] = (
+        str | None,
+        Field(None, description="a raw text-protocol action, as an LLM wrote it"),
+    )
     if toolset is not None:
         names = tuple(tool.name for tool in toolset)
 
@@ -120,9 +121,24 @@ def models(env_id: str) -> Models:
             Field(None, min_length=1, max_length=MAX_CALLS_PER_TURN, description="calls, in order"),
         )
     choices = tuple(fields)
+    # the task's own action object, field by field (TimetablePlanner: its predecessor's
+    # TimetablePlannerAction, so old payloads work unchanged); any JSON value, as there:
+    # the env's parser coerces and names what is wrong. OpenEnv's base has ``metadata``.
+    object_fields = tuple(name for name in cls.action_fields if name != "metadata")
+    for name in object_fields:
+        fields[name] = (Any, Field(None, description=f"the action object's {name}"))
+    if object_fields:
+        choices = (*choices, "an action object (" + ", ".join(object_fields) + ")")
+
+    def given_choices(self: Any) -> list[str]:
+        given = [name for name in fields if name not in object_fields]
+        given = [name for name in given if getattr(self, name) is not None]
+        if any(getattr(self, name) is not None for name in object_fields):
+            given.append("action object")
+        return given
 
     def exactly_one(self: Any) -> Any:
-        given = [name for name in choices if getattr(self, name) is not None]
+        given = given_choices(self)
         if len(given) != 1:
             # a custom error keeps the error's context JSON-serialisable: OpenEnv 0.3 drops
             # the WebSocket session when a ValueError object sits in it
@@ -166,13 +182,17 @@ def models(env_id: str) -> Models:
             "__doc__": f"The OpenEnv server environment of {env_id}.",
         },
     )
-    built = Models(env_id, action, observation, state, environment, options)
+    built = Models(env_id, action, observation, state, environment, options, object_fields)
     environment.models = built
     return built
 
 
-def to_text(action: Any, answer_tag: str) -> str:
+def to_text(action: Any, answer_tag: str, object_fields: tuple[str, ...] = ()) -> str:
     """The text-protocol action an OpenEnv action stands for."""
+    given = {name: getattr(action, name) for name in object_fields}
+    given = {name: value for name, value in given.items() if value is not None}
+    if given:  # the action object, as JSON (null fields left out: "missing", as before)
+        return json.dumps(given, ensure_ascii=False).replace("<", "\\u003c")
     if getattr(action, "text", None) is not None:
         return action.text
     if getattr(action, "answer", None) is not None:
@@ -219,7 +239,7 @@ class _ServedEnv:
             )
         if self.done:
             raise NoEpisodeError("the episode is over: call reset")
-        text = to_text(action, self.env.unwrapped.task.answer_tag)
+        text = to_text(action, self.env.unwrapped.task.answer_tag, self.models.object_fields)
         observation, reward, terminated, truncated, info = self.env.step(text)
         self.steps += 1
         self.done = bool(terminated or truncated)

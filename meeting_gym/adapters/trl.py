@@ -6,8 +6,10 @@
 * For a task with tools, :func:`environment_factory` gives ``GRPOTrainer(...,
   environment_factory=...)`` what it calls: ``reset(**row)``, one method per tool (same
   name, typed arguments and docstring as the task's tool, so TRL renders the same schema),
-  an ``answer`` method that submits the final answer, and ``get_reward()``: the env's own
-  rubric reward for the episode (0 until answered).
+  an ``answer`` method that submits the final answer (for tasks that end with one; a
+  TimetablePlanner episode ends with its ``submit_timetable`` tool), and ``get_reward()``:
+  the env's return for the episode (a terminal rubric: 0 until answered; a dense reward:
+  the sum of the step rewards so far, as the env pays them).
 * For a single-turn task, :func:`reward_function` grades each completion through the env
   (reset to the row's item, one ``step`` with the completion): the rubric as reward.
 
@@ -93,26 +95,28 @@ class EnvTools:
 
     def _act(self, action: str) -> str:
         if self._done:
-            return "error: the episode is over; the answer was already given"
+            return "error: the episode is over"
         observation, reward, terminated, truncated, _ = self._env.step(action)
         self._done = bool(terminated or truncated)
-        if self._done:
-            self._reward = float(reward)
+        # the return: a terminal rubric pays once at the end; a dense task (TimetablePlanner)
+        # pays every step, and its rewards sum to the episode's info["reward"]
+        self._reward += float(reward)
         self._last = observation
         return observation
 
-    def answer(self, answer: str) -> str:
-        """Submit your final answer, which ends the episode; the system prompt says its format.
-
-        Args:
-            answer: The final answer, exactly as it would go inside the answer tags.
-        """
-        tag = self._env.unwrapped.task.answer_tag
-        return self._act(f"<{tag}>{answer}</{tag}>")
-
     def get_reward(self) -> float:
-        """The env's rubric reward for this episode (0 until an answer was given)."""
+        """The env's return for this episode so far (its rubric reward once it ended)."""
         return self._reward
+
+
+def answer(self, answer: str) -> str:  # self unannotated: TRL renders annotated arguments
+    """Submit your final answer, which ends the episode; the system prompt says its format.
+
+    Args:
+        answer: The final answer, exactly as it would go inside the answer tags.
+    """
+    tag = self._env.unwrapped.task.answer_tag
+    return self._act(f"<{tag}>{answer}</{tag}>")
 
 
 def _tool_method(tool: Any) -> Callable[..., str]:
@@ -151,7 +155,9 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type:
     cls = task_class(env_id)
     if cls.toolset is None:
         raise ValueError(f"{env_id} has no tools: train it with reward_function({env_id!r})")
-    methods = {tool.name: _tool_method(tool) for tool in cls.toolset}
+    methods: dict[str, Any] = {tool.name: _tool_method(tool) for tool in cls.toolset}
+    if cls.answers:  # a task whose tools end the episode (submit_timetable) has no answer
+        methods["answer"] = answer
     stem = "".join(ch for ch in env_id.rsplit("-v", 1)[0] if ch.isalnum())
     return type(
         f"{stem}Tools",
@@ -160,7 +166,9 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type:
             **methods,
             "env_id": env_id,
             "env_kwargs": dict(env_kwargs),
-            "__doc__": f"{env_id} for TRL: its tools, answer(), reset(**row) and get_reward().",
+            "__doc__": f"{env_id} for TRL: its tools, reset(**row) and get_reward()"
+            + (", and answer()" if cls.answers else "")
+            + ".",
         },
     )
 

@@ -61,6 +61,12 @@ class Task(Generic[Item, Truth]):
     * ``toolset``: the tools of a multi-turn task, or None for a single-turn task (every
       reply is the final answer);
     * ``answer_tag``: the tag that marks a final answer in a multi-turn action;
+    * ``answers``: whether an episode ends with such an answer (False when one of the
+      tools ends it instead, as TimetablePlanner's ``submit_timetable``): adapters offer
+      an ``answer`` action only when it is True;
+    * ``action_fields``: the fields of a structured action object the text protocol also
+      reads as JSON (TimetablePlanner: its predecessor's ``action_type``, ``session_id``
+      ...), so that adapters can accept that object field by field;
     * ``max_turns``: the default turn budget;
     * ``id_key``: the ``info`` key that carries the item's id;
     * ``policies``: reference policies by name, as ``"module:Class"`` strings (imported
@@ -97,6 +103,8 @@ class Task(Generic[Item, Truth]):
     max_reward: ClassVar[float]
     toolset: ClassVar[ToolSet | None] = None
     answer_tag: ClassVar[str] = "answer"
+    answers: ClassVar[bool] = True
+    action_fields: ClassVar[tuple[str, ...]] = ()
     max_turns: ClassVar[int] = 40
     id_key: ClassVar[str] = "item_id"
     policies: ClassVar[Mapping[str, str]] = {}

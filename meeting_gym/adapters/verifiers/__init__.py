@@ -40,6 +40,7 @@ __all__ = [
     "check_env",
     "make_env",
     "replay",
+    "reward_weights",
     "task_rows",
     "toolset",
     "verifiers_version",
@@ -122,11 +123,26 @@ def task_rows(
                 "options": options,
                 "settings": settings,
                 "answer": task.gold(item, task.truth(item)),
-                "rubric": {t.name: t.weight for t in task.rubric_for(item).terms},
+                "rubric": reward_weights(task, item),
                 "max_turns": task.max_turns,
             }
         )
     return rows
+
+
+def reward_weights(task: Any, item: Any) -> dict[str, float]:
+    """The rewards a verifiers rubric reports for ``item``, each with its weight.
+
+    A terminal rubric's terms with their weights: their weighted sum is the env's reward.
+    A task that pays every step (``dense_reward``, TimetablePlanner) is rewarded by its
+    return: ``reward`` (the sum of the step rewards, the env's final ``info["reward"]``)
+    at weight 1, its terms (the component scores) reported beside it at weight 0, so
+    the weighted sum is still exactly the env's reward.
+    """
+    terms = {t.name: t.weight for t in task.rubric_for(item).terms}
+    if task.dense_reward:
+        return {"reward": 1.0, **dict.fromkeys(terms, 0.0)}
+    return terms
 
 
 def _role(message: Any) -> Any:
@@ -146,9 +162,9 @@ def replay(env: gym.Env, options: Mapping[str, Any], messages: Iterable[Any]) ->
     scores an unanswered episode (0). Returns every rubric term, ``reward``, ``gold``,
     ``answer``, ``answered``, ``turns`` and the item's id under ``item_id``.
 
-    Both adapters report the reward as the rubric's weighted terms, so a task whose reward
-    is not their weighted sum (a score delta) raises ``ValueError`` rather than be
-    reported as a reward it did not give.
+    Both adapters report the reward as weighted terms (:func:`reward_weights`), so an
+    outcome whose reward is not their weighted sum raises ``ValueError`` rather than be
+    reported as a reward the env did not give.
     """
     env.reset(options=dict(options))
     base = env.unwrapped
@@ -161,9 +177,9 @@ def replay(env: gym.Env, options: Mapping[str, Any], messages: Iterable[Any]) ->
         env.step(assistant_turn(message, "native", answer_tag=base.task.answer_tag).action)
         turns += 1
     outcome = base.episode.outcome()
-    rubric = base.task.rubric_for(base.episode.item)
-    weighted = rubric.score(**{name: outcome[name] for name in rubric.names})
-    if weighted != outcome["reward"]:
+    weights = reward_weights(base.task, base.episode.item)
+    weighted = round(sum(weight * outcome[name] for name, weight in weights.items()), 10)
+    if weighted != round(outcome["reward"], 10):
         raise ValueError(
             f"{base.task.env_id or type(base.task).__name__}: the reward {outcome['reward']} "
             f"is not the weighted sum of its rubric terms ({weighted}); the verifiers "

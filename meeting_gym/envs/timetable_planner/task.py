@@ -24,7 +24,7 @@ from meeting_gym.core.episode import Episode
 from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.core.task import Setting, Task
 from meeting_gym.envs.timetable_planner import catalogue, generator
-from meeting_gym.envs.timetable_planner.actions import Rejected
+from meeting_gym.envs.timetable_planner.actions import ACTION_FIELDS, Rejected
 from meeting_gym.envs.timetable_planner.episode import (
     STARTS,
     SUBMIT_BONUS,
@@ -198,6 +198,8 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
     rubric: ClassVar[Rubric] = RUBRICS["hard"]
     max_reward = MAX_RETURN
     toolset = TOOLSET
+    answers = False  # submit_timetable ends an episode, not an <answer> block
+    action_fields = ACTION_FIELDS
     max_turns = 100_000
     id_key = "scenario_id"
     policies: ClassVar[Mapping[str, str]] = {
