@@ -191,3 +191,24 @@ def test_every_draw_comes_from_its_own_generator():
     first = [draw(task, 4, i)[0] for i in range(30)]
     random.seed(0)  # the global generator is never used
     assert [draw(task, 4, i)[0] for i in range(29, -1, -1)][::-1] == first
+
+
+def test_group_rows_list_the_named_difficulties_easiest_first_then_other_labels_by_name():
+    from meeting_gym.agents.evaluate import EpisodeResult
+
+    labels = ["difficulty expert", "kind b", "difficulty easy", "difficulty hard", "kind a"]
+    labels += ["difficulty medium", "level 2", "level 1"]
+    rows = [
+        EpisodeResult(f"i{k}", None, "g", "a", {"t": 1.0}, 1.0, 1, 0, False, groups=(label,))
+        for k, label in enumerate(labels)
+    ]
+    assert list(summarize(rows)["groups"]) == [
+        "difficulty easy",
+        "difficulty medium",
+        "difficulty hard",
+        "difficulty expert",
+        "kind a",
+        "kind b",
+        "level 1",
+        "level 2",
+    ]

@@ -250,7 +250,7 @@ def summarize(
     summary["no_answer"] = sum(1 for r in scored if r.answer is None)
     summary["truncated"] = sum(1 for r in scored if r.truncated)
     summary["first_error"] = next((r.error for r in rows if r.error), None)
-    labels = sorted({label for r in rows for label in r.groups})
+    labels = sorted({label for r in rows for label in r.groups}, key=_group_order)
     if len(labels) > 1:
         summary["groups"] = {
             label: _group(
@@ -310,6 +310,15 @@ def _group_lines(summary: dict[str, Any], labels: dict[str, str]) -> list[str]:
             line += f"{group[name]:>{column}.3f}"
         out.append(line)
     return out
+
+
+_LEVELS = ("easy", "medium", "hard", "expert")
+
+
+def _group_order(label: str) -> tuple[str, int, str]:
+    """Group rows by kind, the family's named difficulties easiest first, else by name."""
+    kind, _, value = label.rpartition(" ")
+    return (kind, _LEVELS.index(value) if value in _LEVELS else len(_LEVELS), value)
 
 
 def format_table(
