@@ -233,4 +233,11 @@ def test_every_registered_env_loads_and_scores():
         for task in tasks:
             trace = trace_of(task, [{"role": "assistant", "content": "no answer"}], ["x"])
             asyncio.run(task.score(trace))
-            assert trace.reward == 0.0 and set(trace.rewards) == set(task.data.rubric)
+            # what the env pays for that one message: 0 where the rubric pays at the end, the
+            # invalid-action penalty where every step pays (TimetablePlanner)
+            env = gym.make(env_id, mode="text")
+            env.reset(options=task.data.options)
+            paid = env.step("no answer")[1]
+            assert paid == (-0.02 if task_class(env_id).dense_reward else 0.0)
+            assert trace.reward == pytest.approx(paid)
+            assert set(trace.rewards) == set(task.data.rubric)
