@@ -40,9 +40,24 @@ def test_greedy_is_a_clean_first_fit(scenario_id):
     problem = problem_of(get_scenario(scenario_id))
     target = first_fit(problem)
     assert Timetable(problem, target.items()).conflicts().total == 0
+    # placed in its documented order (must first, longer first, then by index), each at
+    # the first clean spot in (room, day, start) order when its turn came: an honest first
+    # fit, not a weakened one (nothing skipped, nothing placed later than it could be)
+    order = list(target)
+    assert order == sorted(
+        order, key=lambda s: (not problem.session_must[s], -problem.session_length[s], s)
+    )
     taken = _Occupancy(problem)
     for s, spot in target.items():
-        assert taken.clean(s, spot)
+        length = problem.session_length[s]
+        first = next(
+            (d, t, r)
+            for r in range(len(problem.room_ids))
+            for d in range(problem.n_days)
+            for t in range(problem.per_day - length + 1)
+            if taken.clean(s, (d, t, r))
+        )
+        assert spot == first, (scenario_id, problem.session_ids[s])
         taken.take(s, spot)
     for s in range(len(problem.sessions)):
         if s in target:
