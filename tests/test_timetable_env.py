@@ -484,12 +484,18 @@ def test_observation_is_fresh_and_matches_the_timetable():
         engine = base.episode.engine
         p = engine.problem
         teacher = np.zeros((bounds.teachers, bounds.days, bounds.slots), np.float32)
+        group = np.zeros((bounds.groups, bounds.days, bounds.slots), np.float32)
         room = np.zeros((bounds.rooms, bounds.days, bounds.slots), np.float32)
+        spot = np.zeros((bounds.sessions, 1 + bounds.days + bounds.slots + bounds.rooms), np.int8)
         for s, (d, t, r) in engine.timetable.items():
             teacher[p.session_teacher[s], d, t : t + p.session_length[s]] += 1
+            group[p.session_group[s], d, t : t + p.session_length[s]] += 1
             room[r, d, t : t + p.session_length[s]] += 1
+            spot[s, [0, 1 + d, 1 + bounds.days + t, 1 + bounds.days + bounds.slots + r]] = 1
         assert np.array_equal(observation["teacher_load"], teacher.reshape(-1))
+        assert np.array_equal(observation["group_load"], group.reshape(-1))
         assert np.array_equal(observation["room_load"], room.reshape(-1))
+        assert np.array_equal(observation["session_spot"], spot.reshape(-1))
         assert observation["scores"][0] == pytest.approx(info["score"], abs=1e-6)
 
 
