@@ -603,6 +603,15 @@ def solve(
     # CP-SAT from the greedy timetable; then, while a local search improves on what it
     # found, CP-SAT again from the improved timetable (half the time each round)
     hint = first_fit(p, start.items())
+    if _changes(start, hint) >= budget:
+        # more actions than the budget holds: the greedy changes that fit, in its order
+        # (the hint is what an out-of-time CP-SAT leaves, so it must be reachable too)
+        trimmed = dict(start)
+        for s, spot in hint.items():
+            if _changes(start, trimmed) >= budget - 1:
+                break
+            trimmed[s] = spot
+        hint = trimmed
     found, score = hint, exact_score(p, hint)
     limit, det_time = float(time_limit), 0.0
     for _ in range(ROUNDS):
