@@ -11,6 +11,7 @@ a saved MaskablePPO model's column.
 
     python scripts/timetable_table.py --solve --time-limit 60   # a few minutes per
                                                                 # unproved scenario
+    python scripts/timetable_table.py --solve --only gen_expert_4002   # re-solve some
     python scripts/timetable_table.py --ppo runs/timetable_ppo/model.zip
 """
 
@@ -36,12 +37,25 @@ ENV = "TimetablePlanner-v0"
 DATA = Path(best.__file__).parent / best.DATA
 
 
-def solve_all(time_limit: float) -> None:
+def solve_all(time_limit: float, only: list[str] | None = None) -> None:
+    """Solve the 23 and write the data; ``only``: re-solve these ids, keep the other rows."""
     from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
     from meeting_gym.envs.timetable_planner.solver import solve
 
+    kept = {}
+    if only:
+        previous = json.loads(DATA.read_text(encoding="utf-8"))
+        if previous["time_limit"] != time_limit:
+            raise SystemExit(f"--only needs the data's --time-limit {previous['time_limit']:g}")
+        kept = {row["scenario_id"]: row for row in previous["scenarios"]}
+        unknown = sorted(set(only) - set(kept))
+        if unknown:
+            raise SystemExit(f"unknown scenario ids: {', '.join(unknown)}")
     rows = []
     for scenario in (*catalogue.handcrafted(), *catalogue.generated()):
+        if only and scenario.scenario_id not in only:
+            rows.append(kept[scenario.scenario_id])
+            continue
         problem = problem_of(scenario)
         result = solve(problem, time_limit=time_limit)
         placements = [problem.placement(s, spot) for s, spot in sorted(result.timetable.items())]
@@ -99,12 +113,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--solve", action="store_true", help="solve the 23 and write the data")
     parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument(
+        "--only", nargs="+", default=None, metavar="ID", help="with --solve: re-solve these only"
+    )
     parser.add_argument("--random-seeds", type=int, default=5, help="random episodes each")
     parser.add_argument("--ppo", default=None, help="a saved MaskablePPO model to add")
     parser.add_argument("--json", default=None, help="also write the numbers here")
     args = parser.parse_args()
     if args.solve:
-        solve_all(args.time_limit)
+        solve_all(args.time_limit, args.only)
     items = [*catalogue.handcrafted(), *catalogue.generated()]
     documented = best.known_best()
     columns: dict[str, Any] = {

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from meeting_gym.envs.timetable_planner.actions import (
     ACTION_FIELDS,
+    ACTION_TYPES,
     APPLY,
     INVALID,
     NOOP,
@@ -329,3 +330,41 @@ def test_an_action_needs_the_fields_of_its_type():
         Action("assign_session", "S1", None, 0, "R1")
     with pytest.raises(ValueError, match="swap_sessions needs target_session_id"):
         Action("swap_sessions", "S1")
+
+
+def test_tool_schemas_are_the_action_objects_one_tool_per_action_type():
+    """Issue 10's text interface: the five action types as OpenAI tools, each schema's
+    required arguments exactly those its action object needs (all present: it parses;
+    any one missing: the parser refuses it), and the text env offers these schemas."""
+    import gymnasium as gym
+
+    import meeting_gym  # noqa: F401  (registers the env ids)
+    from meeting_gym.envs.timetable_planner.tools import TOOLSET
+
+    schemas = TOOLSET.schemas()
+    assert [s["function"]["name"] for s in schemas] == list(ACTION_TYPES)
+    sample = {
+        "session_id": "E1_S1",
+        "target_session_id": "E1_S2",
+        "day": 1,
+        "start_slot": 2,
+        "room_id": "R1",
+    }
+    for schema in schemas:
+        function = schema["function"]
+        name, parameters = function["name"], function["parameters"]
+        assert function["description"] and parameters["additionalProperties"] is False
+        properties, required = parameters["properties"], parameters["required"]
+        assert set(properties) <= set(ACTION_FIELDS) and set(required) == set(properties)
+        for key, spec in properties.items():
+            assert spec["type"] == ("integer" if key in ("day", "start_slot") else "string")
+            assert spec["description"]
+        call = {key: sample[key] for key in required}
+        parsed = parse_action({"action_type": name, **call}, DAYS)
+        assert isinstance(parsed, Action) and parsed.action_type == name
+        for key in required:
+            less = {k: v for k, v in call.items() if k != key}
+            assert isinstance(parse_action({"action_type": name, **less}, DAYS), Rejected)
+    env = gym.make("TimetablePlanner-v0", mode="text", disable_env_checker=True)
+    _, info = env.reset(options={"scenario_id": "easy_1"})
+    assert info["tools"] == schemas

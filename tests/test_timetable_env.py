@@ -10,12 +10,16 @@ wrong.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
+import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
 from timetable_fixtures import has_fraction, random_action, trajectories
 
 import meeting_gym  # noqa: F401
@@ -27,7 +31,11 @@ from meeting_gym.envs.timetable_planner.discrete import (
     ActionTable,
     Masker,
 )
-from meeting_gym.envs.timetable_planner.episode import INVALID_PENALTY, TimetableEpisode
+from meeting_gym.envs.timetable_planner.episode import (
+    INVALID_PENALTY,
+    NOOP_PENALTY,
+    TimetableEpisode,
+)
 from meeting_gym.envs.timetable_planner.generator import SIZES, Sizes, generate
 from meeting_gym.envs.timetable_planner.problem import Problem, problem_of
 from meeting_gym.envs.timetable_planner.scoring import Timetable
@@ -282,6 +290,118 @@ def test_masks_follow_the_rules_and_a_recomputation_along_random_walks(scenario_
         assert not (terminated or truncated)
 
 
+def _cases(problem: Problem) -> dict[str, tuple[int, int, int, int]]:
+    """One (session, day, start, room) per hard-constraint case the mask excludes, where the
+    scenario has one; each breaks that rule only (the others hold)."""
+    p = problem
+    found: dict[str, tuple[int, int, int, int]] = {}
+    for s in range(len(p.sessions)):
+        length = p.session_length[s]
+        cells = (1 << length) - 1
+        teacher = p.session_teacher[s]
+        for r in range(len(p.room_ids)):
+            for d in range(p.n_days):
+                for t in range(p.per_day - length + 1):
+                    at = cells << t
+                    tests = {
+                        "wrong room type": p.type_ok[s][r],
+                        "room too small": p.capacity_ok[s][r],
+                        "teacher unavailable": p.teacher_avail_mask[teacher][d] & at == at,
+                        "room unavailable": p.room_avail_mask[r][d] & at == at,
+                    }
+                    failed = [name for name, ok in tests.items() if not ok]
+                    if len(failed) == 1:
+                        found.setdefault(failed[0], (s, d, t, r))
+                    elif not failed:
+                        found.setdefault("clean", (s, d, t, r))
+    return found
+
+
+def test_the_mask_excludes_what_the_issue_lists_and_no_more():
+    """Issue 10: assigning an assigned session, a room of the wrong type or too small where
+    that is a hard constraint (medium and up), a slot outside availability, a move onto
+    itself; absent sessions and rooms. Easy counts none of the room or availability rules,
+    so it masks none of them. Each case is played too: a masked action is still an action."""
+    seen: set[tuple[str, str]] = set()
+    for scenario_id in ("easy_1", "medium_2", "hard_1", "hard_2", "hard_3", "expert_2"):
+        env = make("discrete")
+        _, info = env.reset(options={"scenario_id": scenario_id})
+        table = env.unwrapped.interface.table
+        problem = env.unwrapped.episode.engine.problem
+        hard = problem.task_name != "easy"
+        for case, (s, d, t, r) in _cases(problem).items():
+            index = table.index("assign_session", s, d, t, r)
+            expected = case == "clean" or not hard
+            assert info["action_mask"][index] == expected, (scenario_id, case)
+            seen.add((problem.task_name if hard else "easy", case))
+        # absent sessions and rooms, and days and slots beyond the grid, are masked
+        b = table.bounds
+        n_s, n_r = len(problem.sessions), len(problem.room_ids)
+        assign = info["action_mask"][: table.place].reshape(b.sessions, b.days, b.slots, b.rooms)
+        assert not assign[n_s:].any() and not assign[..., n_r:].any()
+        assert not assign[:, :, problem.per_day :].any()
+        assert not info["action_mask"][table.unassign_offset + n_s : table.submit_index].any()
+        # place a session at a clean spot: its assigns go, its move onto itself is masked,
+        # a move elsewhere that passes the tests is allowed, unassign is allowed
+        s, d, t, r = _cases(problem)["clean"]
+        _, reward, _, _, info = env.step(table.index("assign_session", s, d, t, r))
+        mask = info["action_mask"]
+        assert reward > 0 and not assign_row(mask, table, s).any()
+        assert mask[table.index("move_session", s, d, t, r)] == 0
+        assert mask[table.unassign_offset + s] == 1 and mask[table.swap_index(s, s)] == 0
+        others = np.flatnonzero(move_row(mask, table, s))
+        assert len(others) > 0
+        engine = env.unwrapped.episode.engine
+        for kind, outcome in (("assign_session", "invalid"), ("move_session", "noop")):
+            before = engine.timetable.as_dict()
+            _, reward, _, _, info = env.step(table.index(kind, s, d, t, r))
+            assert info["outcome"] == outcome and reward < 0
+            assert engine.timetable.as_dict() == before
+    # every hard case was met in a scenario where it counts, and in easy where it does not
+    for level, case in (
+        ("medium", "wrong room type"),
+        ("medium", "room too small"),
+        ("hard", "teacher unavailable"),
+        ("hard", "room unavailable"),
+        ("expert", "teacher unavailable"),
+        ("easy", "wrong room type"),
+        ("easy", "room too small"),
+    ):
+        assert (level, case) in seen, (level, case)
+
+
+def assign_row(mask: np.ndarray, table: ActionTable, session: int) -> np.ndarray:
+    cells = table.place // table.bounds.sessions
+    return mask[session * cells : (session + 1) * cells]
+
+
+def move_row(mask: np.ndarray, table: ActionTable, session: int) -> np.ndarray:
+    cells = table.place // table.bounds.sessions
+    start = table.move_offset + session * cells
+    return mask[start : start + cells]
+
+
+def test_both_gymnasium_checkers_are_silent_in_both_modes():
+    """gym.make's passive checker over reset and steps, and check_env (render included),
+    emit no warning in either mode."""
+    for mode in ("discrete", "text"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for render_mode in ("ansi", "rgb_array"):
+                env = gym.make(ENV, mode=mode, render_mode=render_mode)  # passive checker on
+                _, info = env.reset(seed=3)
+                for k in range(4):
+                    action = (
+                        int(np.flatnonzero(info["action_mask"])[k])
+                        if mode == "discrete"
+                        else json.dumps({"action_type": "unassign_session", "session_id": "x"})
+                    )
+                    _, _, _, _, info = env.step(action)
+                env.render()
+                check_env(env.unwrapped)
+        assert [str(w.message) for w in caught] == [], mode
+
+
 def test_action_counts_per_difficulty():
     table = ActionTable(DEFAULT_BOUNDS)
     assert table.n == 12651 == env_action_count()
@@ -294,6 +414,54 @@ def test_action_counts_per_difficulty():
 
 def env_action_count() -> int:
     return make("discrete").action_space.n
+
+
+def _sizes_script():
+    path = Path(__file__).resolve().parents[1] / "scripts" / "timetable_sizes.py"
+    spec = importlib.util.spec_from_file_location("timetable_sizes", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_sizes_script_reports_what_the_env_offers_per_difficulty():
+    """scripts/timetable_sizes.py is the table the README cites: its counts are the action
+    table's and the mask's, and the largest expert text observation stays small."""
+    script = _sizes_script()
+    rows = {row["difficulty"]: row for row in script.measure(seeds=2)}
+    assert list(rows) == list(SIZES)
+    table = ActionTable(DEFAULT_BOUNDS)
+    env = make("discrete")
+    for level, row in rows.items():
+        found = script.scenarios(level, 2)
+        assert (
+            row["scenarios"]
+            == len(found)
+            == 2 + sum(get_scenario(i).task_name == level for i in CATALOGUE_IDS)
+        )
+        counts = [sum(table.counts(problem_of(s)).values()) for s in found]
+        legal = [int(env.reset(options={"scenario": s})[1]["action_mask"].sum()) for s in found]
+        assert row["n"] == table.n == 12651
+        assert row["actions"] == (min(counts), max(counts)) and max(counts) <= table.n
+        assert row["legal_at_reset"] == (min(legal), max(legal))
+        # at reset: every assign that passes the hard tests, plus submit
+        assert row["legal_at_reset"][1] < row["actions"][1]
+    expert = rows["expert"]
+    assert expert["largest_text"] == "gen_expert_4001"  # the largest of the 23 (25 sessions)
+    assert expert["chars"] < 8000 and expert["pieces"] < 3000, expert
+    assert script.main(["--seeds", "0"]) == 0
+
+
+def test_token_estimates_count_pieces_as_a_tokenizer_splits_them():
+    script = _sizes_script()
+    assert script.token_estimates('{"id":"FT12","available":[0,1,2]}') == {
+        "chars": 33,
+        "chars_over_4": 8,
+        # {"  id  ":"  FT  12  ","  available  ":[  0  ,  1  ,  2  ]}
+        "pieces": 14,
+    }
+    assert script.token_estimates("12345 abc")["pieces"] == 3  # 123 | 45 | " abc"
 
 
 # ----------------------------------------------------------------------------- observations
@@ -316,12 +484,18 @@ def test_observation_is_fresh_and_matches_the_timetable():
         engine = base.episode.engine
         p = engine.problem
         teacher = np.zeros((bounds.teachers, bounds.days, bounds.slots), np.float32)
+        group = np.zeros((bounds.groups, bounds.days, bounds.slots), np.float32)
         room = np.zeros((bounds.rooms, bounds.days, bounds.slots), np.float32)
+        spot = np.zeros((bounds.sessions, 1 + bounds.days + bounds.slots + bounds.rooms), np.int8)
         for s, (d, t, r) in engine.timetable.items():
             teacher[p.session_teacher[s], d, t : t + p.session_length[s]] += 1
+            group[p.session_group[s], d, t : t + p.session_length[s]] += 1
             room[r, d, t : t + p.session_length[s]] += 1
+            spot[s, [0, 1 + d, 1 + bounds.days + t, 1 + bounds.days + bounds.slots + r]] = 1
         assert np.array_equal(observation["teacher_load"], teacher.reshape(-1))
+        assert np.array_equal(observation["group_load"], group.reshape(-1))
         assert np.array_equal(observation["room_load"], room.reshape(-1))
+        assert np.array_equal(observation["session_spot"], spot.reshape(-1))
         assert observation["scores"][0] == pytest.approx(info["score"], abs=1e-6)
 
 
@@ -392,10 +566,22 @@ def test_reset_options_choose_scenarios_and_refuse_unknown_ones():
             env.reset(options=options)
 
 
-def test_seeds_draw_generated_scenarios_never_one_of_the_23():
+def test_defect_D8_reset_seed_draws_the_scenario_never_one_of_the_23():
+    """Old: reset(seed=...) was ignored; every reset took the next round-robin scenario
+    (easy_1, easy_2, ...), whatever the seed. New: the seed draws a generated scenario of the
+    default mix, the same one for the same seed in any env, never one of the 23."""
     env = make("discrete")
-    seen = {env.reset(seed=s)[1]["scenario_id"] for s in range(30)}
-    assert len(seen) == 30 and not seen & set(CATALOGUE_IDS)
+    seen = [env.reset(seed=s)[1]["scenario_id"] for s in range(30)]
+    assert len(set(seen)) == 30 and not set(seen) & set(CATALOGUE_IDS)
+    other = make("text")
+    assert [other.reset(seed=s)[1]["scenario_id"] for s in (29, 0, 7)] == [
+        seen[29],
+        seen[0],
+        seen[7],
+    ]
+    assert {make("discrete").reset(seed=4)[1]["difficulty"] for _ in range(2)} == {
+        env.reset(seed=4)[1]["difficulty"]
+    }
 
 
 @pytest.mark.parametrize(
@@ -433,11 +619,32 @@ def test_a_scenario_beyond_the_bounds_is_refused_with_the_bound_to_raise():
 
 
 def test_after_the_end_step_raises_in_both_modes():
-    for mode, submit in (("discrete", None), ("text", '{"action_type": "submit_timetable"}')):
+    """As every env of the family (core.text_env): after a submit (terminated) or the step
+    that spends the last unit (truncated), step() raises until reset(). The predecessor's
+    ``step_budget_exhausted`` replies, all recorded after its done, never happen."""
+    for mode, submit, noop in (
+        ("discrete", None, None),
+        (
+            "text",
+            '{"action_type": "submit_timetable"}',
+            '{"action_type": "unassign_session", "session_id": "E1_S1"}',
+        ),
+    ):
         env = make(mode)
         env.reset(options={"scenario_id": "easy_1"})
-        action = env.unwrapped.interface.table.submit_index if submit is None else submit
+        table = env.unwrapped.interface.table if submit is None else None
+        action = table.submit_index if table is not None else submit
         _, _, terminated, _, _ = env.step(action)
         assert terminated
-        with pytest.raises(RuntimeError):
+        with pytest.raises(RuntimeError, match=r"episode is over .*call reset"):
             env.step(action)
+        env.reset(options={"scenario_id": "easy_1"})
+        unassign = table.unassign_offset if table is not None else noop  # a no-op: unplaced
+        for left in range(19, -1, -1):
+            _, reward, terminated, truncated, info = env.step(unassign)
+            assert reward == NOOP_PENALTY and info["remaining_step_budget"] == left
+            assert truncated == (left == 0) and not terminated
+        for late in (unassign, action):
+            with pytest.raises(RuntimeError, match=r"episode is over .*call reset"):
+                env.step(late)
+        assert env.reset(options={"scenario_id": "easy_1"})[1]["scenario_id"] == "easy_1"

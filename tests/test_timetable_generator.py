@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -40,10 +42,15 @@ def _run(code: str, hash_seed: str) -> str:
 
 DIGEST = """
     import hashlib, json, random
-    from meeting_gym.envs.timetable_planner.generator import PREDECESSOR_SEEDS, generate_dict
+    from meeting_gym.envs.timetable_planner.generator import PREDECESSOR_SEEDS, SIZES
+    from meeting_gym.envs.timetable_planner.generator import generate_dict
     from meeting_gym.envs.timetable_planner.generator import predecessor_id
     made = [generate_dict(random.Random(s), d, predecessor_id(d, s)) for d, s in PREDECESSOR_SEEDS]
-    made += [generate_dict(random.Random(s), d) for s in range(5) for d in ("hard", "expert")]
+    made += [generate_dict(random.Random(s), d) for s in range(5) for d in SIZES]
+    made += [generate_dict(random.Random(s)) for s in range(5)]  # the default mix
+    import gymnasium, meeting_gym
+    env = gymnasium.make("TimetablePlanner-v0", mode="text", disable_env_checker=True)
+    made += [env.reset(seed=s)[0] for s in range(5)]  # what reset(seed=s) gives an agent
     print(hashlib.sha256(json.dumps(made).encode()).hexdigest())
 """
 
@@ -57,6 +64,11 @@ def test_defect_D1_generation_is_identical_under_every_hash_seed():
     assert len(orders) > 1  # the old source of the difference is real
     digests = {_run(DIGEST, seed) for seed in ("0", "1", "2", "3", "random")}
     assert len(digests) == 1
+    # and they agree with this process, whatever its own hash seed
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(textwrap.dedent(DIGEST), {})
+    assert digests == {out.getvalue().strip()}
 
 
 def test_defect_D18_seed_zero_is_an_ordinary_seed():

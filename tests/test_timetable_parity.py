@@ -150,6 +150,15 @@ def test_replay_covers_every_recorded_step_before_the_end():
     assert replayed > 0 and fractions > 0
     # RULES section 12: 98 trajectories, 1794 steps, of which 106 come after done
     assert (len(trajectories()), total, after) == (98, 1794, 106)
+    # the decision rests on this: every step_budget_exhausted reply (RULES 3.2
+    # step 3) came after the episode had ended, so ending it there loses nothing recorded
+    exhausted = [
+        step
+        for _, trajectory in trajectories()
+        for step in trajectory["steps"]
+        if step["action_error"] == "step_budget_exhausted"
+    ]
+    assert len(exhausted) == 30 and all(step["after_done"] for step in exhausted)
 
 
 def test_defect_D16_fractional_day_was_truncated_now_an_error():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -92,3 +93,74 @@ def test_importing_the_package_or_making_the_env_loads_no_optional_dependency():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _lone_placement(scenario_id: str, broken: str) -> dict:
+    """An assign whose only fault is ``broken`` (or none): type, capacity or availability."""
+    from meeting_gym.envs.timetable_planner.catalogue import get_scenario
+    from meeting_gym.envs.timetable_planner.problem import problem_of
+
+    p = problem_of(get_scenario(scenario_id))
+    for s in range(len(p.sessions)):
+        teacher = p.session_teacher[s]
+        for r in range(len(p.room_ids)):
+            for d in range(p.n_days):
+                for t in range(p.per_day - p.session_length[s] + 1):
+                    cells = ((1 << p.session_length[s]) - 1) << t
+                    faults = {
+                        "type": not p.type_ok[s][r],
+                        "capacity": not p.capacity_ok[s][r],
+                        "availability": p.teacher_avail_mask[teacher][d] & cells != cells
+                        or p.room_avail_mask[r][d] & cells != cells,
+                    }
+                    if [k for k, v in faults.items() if v] == ([broken] if broken else []):
+                        return {
+                            "action_type": "assign_session",
+                            "session_id": p.session_ids[s],
+                            "day": d,
+                            "start_slot": t,
+                            "room_id": p.room_ids[r],
+                        }
+    raise AssertionError(f"{scenario_id} has no placement broken by {broken!r} alone")
+
+
+@pytest.mark.parametrize(
+    "scenario_id, broken, marked",
+    [
+        ("medium_2", "", False),
+        ("medium_2", "type", True),
+        ("medium_2", "capacity", True),
+        ("hard_1", "availability", True),
+        ("easy_1", "type", False),  # easy's hard score counts overlaps only
+        ("easy_1", "capacity", False),
+    ],
+)
+def test_ansi_marks_every_conflict_the_difficulty_counts_and_only_those(
+    scenario_id, broken, marked
+):
+    """One session alone (no overlap possible): the cell shows session, room and teacher,
+    marked ``!`` exactly when its one fault lowers the hard-constraint score."""
+    env = gym.make(ENV, mode="text", render_mode="ansi", disable_env_checker=True)
+    env.reset(options={"scenario_id": scenario_id})
+    action = _lone_placement(scenario_id, broken)
+    _, _, _, _, info = env.step(json.dumps(action))
+    assert info["outcome"] == "apply"
+    hard = info["score_breakdown"]["hard_constraint_score"]
+    assert (hard < 1.0) == marked
+    engine = env.unwrapped.episode.engine
+    teacher = engine.problem.teacher_ids[
+        engine.problem.session_teacher[engine.problem.session_index[action["session_id"]]]
+    ]
+    cell = f"{action['session_id']} {action['room_id']} {teacher}"
+    text = env.render()
+    assert cell in text
+    assert (f"!{cell}" in text) == marked
+    if importlib.util.find_spec("PIL") is None:
+        return
+    # the picture marks the same cells: a red border where the text has a "!"
+    pictured = gym.make(ENV, mode="text", render_mode="rgb_array", disable_env_checker=True)
+    pictured.reset(options={"scenario_id": scenario_id})
+    pictured.step(json.dumps(action))
+    frame = pictured.render()
+    red = (frame[:, :, 0] > 200) & (frame[:, :, 1] < 80) & (frame[:, :, 2] < 80)
+    assert (red.sum() > 50) == marked, red.sum()

@@ -361,14 +361,22 @@ def _undo(table: Timetable, change: tuple) -> None:
 
 @pytest.mark.parametrize("scenario_id", CATALOGUE_IDS)
 def test_no_perturbation_of_the_solver_or_greedy_timetable_beats_the_solver(scenario_id):
-    """A hill climb (first improvement, with random restarts from both timetables)."""
+    """A hill climb (first improvement, with random restarts from both timetables).
+
+    The search has teeth: from greedy it climbs well above greedy on every one of the 23
+    (to within a few hundredths of the ceiling), so a solver that left an improvement by
+    single moves, swaps, assigns or unassigns on the table would be caught. (A longer
+    simulated annealing from both timetables, 4 x 60,000 steps a scenario, found nothing
+    above the ceiling either; the audit's report has its figures.)"""
     scenario = get_scenario(scenario_id)
     problem = problem_of(scenario)
     documented = known_best()[content_key(scenario)]
     ceiling = documented["score"]
     rng = random.Random(scenario_id)
-    best_seen = 0.0
-    for origin in (documented_timetable(problem), first_fit(problem)):
+    greedy = first_fit(problem)
+    greedy_score = Timetable(problem, greedy.items()).scores().overall_score
+    for origin in (documented_timetable(problem), greedy):
+        climbed = []
         for _ in range(3):
             table = Timetable(problem, origin.items())
             score = table.scores().overall_score
@@ -381,9 +389,10 @@ def test_no_perturbation_of_the_solver_or_greedy_timetable_beats_the_solver(scen
                     score = new
                 else:
                     _undo(table, change)
-            best_seen = max(best_seen, score)
+            climbed.append(score)
             assert score <= ceiling + 1e-9, (scenario_id, score, ceiling, table.as_dict())
-    assert best_seen == pytest.approx(ceiling, abs=1e-9) or best_seen < ceiling
+        if origin is greedy:
+            assert greedy_score < ceiling and min(climbed) > greedy_score, climbed
 
 
 def test_every_documented_timetable_is_the_solvers_and_fits_the_budget():

@@ -293,28 +293,31 @@ class Masker:
             self.where[session] = (spot[0] * b.slots + spot[1]) * b.rooms + spot[2]
 
     def refresh(self, sessions: list[int]) -> None:
-        """Recompute the rows of ``sessions`` (after they moved) and their swap pairs."""
+        """Recompute the rows of ``sessions`` (after they moved) and their swap pairs.
+
+        A handful of whole-row numpy operations per session, whatever the number of
+        sessions placed (one gather over every session's spot, no fancy 2-D indexing):
+        the step's largest cost after scoring, so it is kept lean."""
         where = self.where
         flat, swap = self.flat, self.swap
-        n = self.n_sessions
-        others = np.flatnonzero(where[:n] >= 0)
-        cells = where[others]
+        placed = where >= 0
         for s in sessions:
-            at = where[s]
-            swap[s, :] = 0
-            swap[:, s] = 0
+            at = int(where[s])
             if at >= 0:
+                # a <-> b: both placed, a != b, each allowed at the other's spot (an
+                # unplaced b's where is -1: whatever take() reads there, placed drops it)
+                row = self.by_spot[at] & flat[s].take(where) & placed
+                row[s] = 0
+                swap[s] = row
+                swap[:, s] = row
                 self.assign[s] = 0
-                row = self.move[s]
-                row[:] = flat[s]
-                row[at] = 0
+                move = self.move[s]
+                move[:] = flat[s]
+                move[at] = 0
                 self.unassign[s] = 1
-                # a <-> b: both placed, a != b, each allowed at the other's spot
-                ok = self.by_spot[at, others] & flat[s, cells]
-                ok[others == s] = 0
-                swap[s, others] = ok
-                swap[others, s] = ok
             else:
+                swap[s] = 0
+                swap[:, s] = 0
                 self.assign[s] = flat[s]
                 self.move[s] = 0
                 self.unassign[s] = 0
@@ -380,10 +383,6 @@ class Encoder:
         self.i8 = np.zeros(self._sizes["i8"], np.int8)
         self.f32 = np.zeros(self._sizes["f32"], np.float32)
         shape = (b.days, b.slots)
-        self.teacher_load = self._view("teacher_load").reshape(b.teachers, *shape)
-        self.group_load = self._view("group_load").reshape(b.groups, *shape)
-        self.room_load = self._view("room_load").reshape(b.rooms, *shape)
-        self.spot = self._view("session_spot").reshape(b.sessions, self.session_spot)
         self.tail = self.layout["budget"][1]  # budget, scores, conflicts: the last 16
 
         def grid(key: str, masks: tuple[tuple[int, ...], ...], rows: int) -> None:
@@ -426,46 +425,49 @@ class Encoder:
         present[b.teachers + b.groups : b.teachers + b.groups + n_rooms] = 1
         self._view("difficulty")[DIFFICULTIES.index(p.task_name)] = 1
         self.placed: dict[int, tuple[int, int, int]] = {}
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        for name in ("teacher_load", "group_load", "room_load", "spot"):
-            state.pop(name, None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if "i8" in state:
-            b = self.bounds
-            shape = (b.days, b.slots)
-            self.teacher_load = self._view("teacher_load").reshape(b.teachers, *shape)
-            self.group_load = self._view("group_load").reshape(b.groups, *shape)
-            self.room_load = self._view("room_load").reshape(b.rooms, *shape)
-            self.spot = self._view("session_spot").reshape(b.sessions, self.session_spot)
+        # per session: its teacher's, group's and room 0's load offsets, its spot row, length
+        cells = b.days * b.slots
+        self._offsets = [
+            (
+                self.layout["teacher_load"][1] + p.session_teacher[s] * cells,
+                self.layout["group_load"][1] + p.session_group[s] * cells,
+                self.layout["room_load"][1],
+                self.layout["session_spot"][1] + s * self.session_spot,
+                p.session_length[s],
+            )
+            for s in range(len(p.sessions))
+        ]
 
     def set_spot(self, session: int, spot: tuple[int, int, int] | None) -> None:
-        """Move ``session``'s contribution from where it was to ``spot`` (None: unplaced)."""
-        p, b = self.problem, self.bounds
+        """Move ``session``'s contribution from where it was to ``spot`` (None: unplaced).
+
+        Scalar updates of the two buffers at offsets worked out at :meth:`begin` (a
+        placement touches 3 x its duration load cells and 4 spot bits): cheaper than any
+        array operation at these sizes, and the mask's and the observation's upkeep is
+        most of a discrete step's cost."""
         old = self.placed.pop(session, None)
-        length = p.session_length[session]
-        teacher, group = p.session_teacher[session], p.session_group[session]
-        row = self.spot[session]
         if old is not None:
-            d, t, r = old
-            self.teacher_load[teacher, d, t : t + length] -= 1.0
-            self.group_load[group, d, t : t + length] -= 1.0
-            self.room_load[r, d, t : t + length] -= 1.0
-            row[:] = 0
+            self._put(session, old, -1.0, 0)
         if spot is not None:
-            d, t, r = spot
-            self.teacher_load[teacher, d, t : t + length] += 1.0
-            self.group_load[group, d, t : t + length] += 1.0
-            self.room_load[r, d, t : t + length] += 1.0
-            row[0] = 1
-            row[1 + d] = 1
-            row[1 + b.days + t] = 1
-            row[1 + b.days + b.slots + r] = 1
+            self._put(session, spot, 1.0, 1)
             self.placed[session] = spot
+
+    def _put(self, session: int, spot: tuple[int, int, int], delta: float, bit: int) -> None:
+        d, t, r = spot
+        teacher, group, room, row, length = self._offsets[session]
+        b = self.bounds
+        cell = d * b.slots + t
+        room += r * b.days * b.slots
+        f32 = self.f32
+        for k in range(cell, cell + length):
+            f32[teacher + k] += delta
+            f32[group + k] += delta
+            f32[room + k] += delta
+        i8 = self.i8
+        i8[row] = bit
+        i8[row + 1 + d] = bit
+        i8[row + 1 + b.days + t] = bit
+        i8[row + 1 + b.days + b.slots + r] = bit
 
     def observe(self, episode: TimetableEpisode) -> dict[str, np.ndarray]:
         """A fresh observation of the episode's state (no array is shared between steps)."""
