@@ -22,8 +22,6 @@ is the same whatever N is: more runners only sample it in parallel.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import time
 from pathlib import Path
@@ -32,6 +30,7 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
+from meeting_gym.agents.training import write_run
 from meeting_gym.core.splits import load_split
 
 
@@ -232,11 +231,6 @@ def main(argv: list[str] | None = None) -> int:
         f"load average (1 min) at the evaluations: {min(loads):.1f} to {max(loads):.1f}, "
         f"median {sorted(loads)[len(loads) // 2]:.1f}; checkpoint: {out / 'checkpoint'}"
     )
-    (out / "table.md").write_text(text + "\n")
-    with open(out / "curve.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(curve[0]))
-        writer.writeheader()
-        writer.writerows(curve)
     results = {
         "args": vars(args),
         "wall_seconds": wall,
@@ -246,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         "curve": curve,
         "table": table,
     }
-    (out / "results.json").write_text(json.dumps(results, indent=2))
+    write_run(out, text, curve, results)
     plot(curve, table, out / "curve.png", f"RLlib {name} on {args.env} (held-out)")
     algo.stop()
     ray.shutdown()

@@ -21,8 +21,6 @@ whichever comes first. Then saves ``model.zip``, ``curve.csv``, ``curve.png``,
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import time
 from pathlib import Path
 from statistics import fmean
@@ -32,6 +30,7 @@ import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.agents.ppo import MaskablePPOAgent
+from meeting_gym.agents.training import sb3_callbacks, write_run
 from meeting_gym.core.splits import load_split
 
 ENV = "TimetablePlanner-v0"
@@ -67,7 +66,6 @@ def main() -> int:
     try:
         import torch
         from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.callbacks import BaseCallback, CallbackList
         from stable_baselines3.common.env_util import make_vec_env
     except ImportError:
         print("this example needs the RL extra: pip install 'meeting-gym[rl]'")
@@ -137,37 +135,15 @@ def main() -> int:
         )
         return summary
 
-    class Periodic(BaseCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.next = args.eval_every
-
-        def _on_step(self) -> bool:
-            if self.num_timesteps >= self.next:
-                self.next += args.eval_every
-                evaluate_now()
-            return time.perf_counter() < deadline
-
-    class Progress(BaseCallback):
-        """A tqdm bar (SB3's own bar also needs rich)."""
-
-        def _on_training_start(self) -> None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=args.timesteps, unit="step", dynamic_ncols=True)
-
-        def _on_step(self) -> bool:
-            self.bar.update(self.training_env.num_envs)
-            return True
-
-        def _on_training_end(self) -> None:
-            self.bar.close()
-
-    callbacks: list[BaseCallback] = [Periodic()]
-    if not args.no_progress:
-        callbacks.append(Progress())
+    callbacks = sb3_callbacks(
+        evaluate_now,
+        args.eval_every,
+        args.timesteps,
+        progress=not args.no_progress,
+        deadline=deadline,
+    )
     evaluate_now()
-    model.learn(args.timesteps, callback=CallbackList(callbacks))
+    model.learn(args.timesteps, callback=callbacks)
     train_seconds = time.perf_counter() - started
     final = evaluate_now()
     model.save(out / "model.zip")
@@ -216,11 +192,6 @@ def main() -> int:
     print(
         f"training + periodic evaluation: {train_seconds / 60:.1f} min; model: {out / 'model.zip'}"
     )
-    (out / "table.md").write_text(text + "\n")
-    with open(out / "curve.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(curve[0]))
-        writer.writeheader()
-        writer.writerows(curve)
     results = {
         "args": vars(args),
         "train_seconds": train_seconds,
@@ -229,7 +200,7 @@ def main() -> int:
         "table": {k: {n: v for n, v in s.items() if n != "groups"} for k, s in table.items()},
         "halfway": halfway,
     }
-    (out / "results.json").write_text(json.dumps(results, indent=2))
+    write_run(out, text, curve, results)
     plot(curve, table, out / "curve.png")
     return 0
 

@@ -1,0 +1,74 @@
+"""What the training examples share: SB3 callbacks and the files a run writes.
+
+``examples/train_maskable_ppo.py``, ``examples/train_timetable_ppo.py`` and
+``examples/train_rllib.py`` differ in their env, policy and table; the periodic
+evaluation, the progress bar, the wall-clock cap and the run's files are the same and
+live here. stable-baselines3 and tqdm are imported only by :func:`sb3_callbacks`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["sb3_callbacks", "write_run"]
+
+
+def sb3_callbacks(
+    evaluate_now: Callable[[], Any],
+    eval_every: int,
+    total: int,
+    *,
+    progress: bool = True,
+    deadline: float | None = None,
+) -> Any:
+    """An SB3 ``CallbackList``: ``evaluate_now()`` every ``eval_every`` steps, a tqdm bar
+    over ``total`` steps (unless ``progress`` is False; SB3's own bar also needs rich),
+    and training stopped once ``time.perf_counter()`` passes ``deadline`` (if given)."""
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+
+    class Periodic(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.next = eval_every
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next:
+                self.next += eval_every
+                evaluate_now()
+            return deadline is None or time.perf_counter() < deadline
+
+    class Progress(BaseCallback):
+        def _on_training_start(self) -> None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="step", dynamic_ncols=True)
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.training_env.num_envs)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    callbacks: list[Any] = [Periodic()]
+    if progress:
+        callbacks.append(Progress())
+    return CallbackList(callbacks)
+
+
+def write_run(
+    out: Path, table: str, curve: Sequence[Mapping[str, Any]], results: Mapping[str, Any]
+) -> None:
+    """Write a run's ``table.md`` (the Markdown table), ``curve.csv`` (one row per
+    evaluation) and ``results.json`` under ``out``."""
+    (out / "table.md").write_text(table + "\n")
+    with open(out / "curve.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(curve[0]))
+        writer.writeheader()
+        writer.writerows(curve)
+    (out / "results.json").write_text(json.dumps(results, indent=2))
