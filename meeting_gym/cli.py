@@ -16,7 +16,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from meeting_gym import __version__
 from meeting_gym.core.registry import ENVS, task_class
@@ -282,6 +282,13 @@ def _envs(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line (the brief: one line, non-zero exit)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _chosen_env(argv: Sequence[str]) -> str:
     """The ``--env`` value in ``argv`` (before the full parser exists, to add its flags)."""
     pre = argparse.ArgumentParser(add_help=False)
@@ -293,7 +300,7 @@ def _chosen_env(argv: Sequence[str]) -> str:
 def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     """The parser, with ``env_id``'s difficulties and settings as flags."""
     task = task_class(env_id) if env_id in ENVS else None
-    parser = argparse.ArgumentParser(prog="meeting-gym", description=__doc__)
+    parser = _Parser(prog="meeting-gym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"meeting-gym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -62,10 +62,21 @@ def test_unknown_policy_lists_every_kind(capsys):
         assert name in err
 
 
-def test_usage_errors_show_the_subcommand_usage(capsys):
-    assert main(["eval", "-n", "-3"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("usage: meeting-gym eval") and "non-negative" in err
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["eval", "-n", "-3"], "non-negative"),
+        (["eval", "--split", "nonsense"], "invalid choice: 'nonsense'"),
+        (["eval", "--env", "TimetablePlanner-v0", "--start", "nowhere"], "'nowhere'"),
+        (["eval", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_subcommand(args, fragment, capsys):
+    assert main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("meeting-gym"), lines
+    assert fragment in lines[0] and lines[0].endswith("--help)")
 
 
 def test_version(capsys):
