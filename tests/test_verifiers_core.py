@@ -155,3 +155,20 @@ def test_a_dense_reward_is_reported_as_the_return_with_the_scores_beside_it():
     paid = [env.step(m["content"])[1] for m in messages]
     outcome = core.replay(core.make_env("TimetablePlanner-v0"), rows[0]["options"], messages)
     assert outcome["reward"] == pytest.approx(sum(paid)) and paid[0] == pytest.approx(-0.02)
+
+
+def test_a_rollout_is_bounded_by_the_items_turns_the_timetables_step_budget():
+    """A timetable episode cannot outlast its step budget, so neither may a rollout."""
+    rows = core.task_rows("TimetablePlanner-v0", "curated")
+    env = gym.make("TimetablePlanner-v0", mode="text")
+    for row in rows:
+        _, info = env.reset(options=row["options"])
+        assert row["max_turns"] == info["step_budget"] < env.unwrapped.max_turns
+        # every turn spends budget, even one that holds no action: the bound is reached
+        done, turns = False, 0
+        while not done:
+            done = any(env.step("[]")[2:4])
+            turns += 1
+        assert turns == row["max_turns"]
+    slot = core.task_rows("MeetingSlot-v0", "curated")
+    assert {row["max_turns"] for row in slot} == {task_class("MeetingSlot-v0").max_turns}

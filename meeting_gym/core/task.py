@@ -221,6 +221,14 @@ class Task(Generic[Item, Truth]):
         """The rubric that grades ``item`` (override when weights depend on the item)."""
         return self.rubric
 
+    def turns_for(self, item: Item) -> int:
+        """The most turns an episode of ``item`` can take: :attr:`max_turns`, or fewer where
+        the item ends its episodes sooner (TimetablePlanner: every turn spends budget).
+
+        Adapters whose rollouts the env does not stop (verifiers) bound them by this.
+        """
+        return self.max_turns
+
     def max_reward_for(self, item: Item) -> float | None:
         """The documented best reward of an episode of ``item`` (default :attr:`max_reward`).
 

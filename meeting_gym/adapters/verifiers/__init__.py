@@ -124,7 +124,7 @@ def task_rows(
                 "settings": settings,
                 "answer": task.gold(item, task.truth(item)),
                 "rubric": reward_weights(task, item),
-                "max_turns": task.max_turns,
+                "max_turns": task.turns_for(item),
             }
         )
     return rows

@@ -7,7 +7,7 @@
 * a ``SingleTurnEnv`` for a single-turn task, a ``StatefulToolEnv`` for a task with
   tools, whose tool definitions are the env's own schemas and whose calls run the
   task's tool functions on the rollout's hidden item (``Episode.call``, as ``env.step``
-  does), with the env's ``max_turns``;
+  does), with the largest turn bound of its items (``Task.turns_for``);
 * a ``Rubric`` with one reward function per rubric term, weighted as the env's rubric,
   each read from one :func:`~meeting_gym.adapters.verifiers.replay` of the completion
   through ``gymnasium.make(env, mode="text")`` (kept in ``state["meeting_gym"]``).
@@ -96,7 +96,10 @@ def load_environment(
     if toolset is None:
         return vf.SingleTurnEnv(**common_args)
     return _tool_env_class(vf)(
-        toolset=toolset, settings=settings, max_turns=first["max_turns"], **common_args
+        toolset=toolset,
+        settings=settings,
+        max_turns=max(row["max_turns"] for row in train + evals),
+        **common_args,
     )
 
 

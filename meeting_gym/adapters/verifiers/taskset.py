@@ -18,8 +18,10 @@ through the ``meeting_gym_verifiers`` package, whose ``__all__`` exports it.
   ``rubric_for(item)`` (recorded in the task data). Their values come from one
   :func:`~meeting_gym.adapters.verifiers.replay` of the rollout's assistant messages
   through ``gymnasium.make(env, mode="text")``, so each term is the env's own final
-  ``info`` entry and their weighted sum is the env's reward. The env's ``max_turns`` is
-  a ``@vf.stop`` condition too. The replay's outcome (gold, answer, every term and the
+  ``info`` entry and their weighted sum is the env's reward. The item's turn bound
+  (``task.turns_for(item)``: the env's ``max_turns``, or a TimetablePlanner scenario's
+  step budget) is a ``@vf.stop`` condition too, so a model that keeps calling tools after
+  the episode ended cannot run on. The replay's outcome (gold, answer, every term and the
   env's ``reward``) is kept in ``trace.info["meeting_gym"]``.
 """
 
@@ -143,7 +145,7 @@ class MeetingGymTask(vf.Task[MeetingGymData, vf.State, MeetingGymTaskConfig]):
 
     @vf.stop
     def turn_budget(self, trace: vf.Trace) -> bool:
-        """The env's ``max_turns``: the rollout stops where ``env.step`` would truncate."""
+        """The item's turn bound: no episode of the item lasts longer (``Task.turns_for``)."""
         return len(trace.assistant_messages) >= self.data.max_turns
 
 

@@ -292,6 +292,11 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
 
         return known_best().get(self.key(item))
 
+    def turns_for(self, item: Scenario) -> int:
+        # every turn plays at least one action (an unreadable one included), and every
+        # action spends a unit of the step budget: no episode outlasts its budget
+        return min(self.max_turns, item.step_budget)
+
     def max_reward_for(self, item: Scenario) -> float | None:
         """The solver's return on a scenario of the catalogue (its documented result);
         None for any other scenario (every return is below :data:`MAX_RETURN`)."""
