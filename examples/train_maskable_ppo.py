@@ -26,9 +26,8 @@ from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
-from meeting_gym.agents.policies import make_policy
 from meeting_gym.agents.ppo import MaskablePPOAgent
-from meeting_gym.agents.training import sb3_callbacks, write_run
+from meeting_gym.agents.training import reference_summaries, sb3_callbacks, write_run
 from meeting_gym.core.splits import load_split
 
 
@@ -146,16 +145,11 @@ def main() -> int:
     model.save(out / "model.zip")
 
     table = {"ppo": final}
-    for name in ("gold", "naive", "random"):
-        table[name] = summarize(
-            evaluate(
-                lambda name=name: make_policy(name, seed=args.heldout_seed),
-                held_out,
-                mode="discrete",
-                seed=args.heldout_seed,
-                show_progress=False,
-            )
+    table.update(
+        reference_summaries(
+            ("gold", "naive", "random"), held_out, "MeetingSlot-v0", args.heldout_seed
         )
+    )
     lines = [
         f"Held-out: the {len(held_out)} generated scenarios of the eval split "
         f"(split seed {args.heldout_seed}, default difficulty mix), discrete mode",

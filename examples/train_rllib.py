@@ -29,8 +29,7 @@ from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
-from meeting_gym.agents.policies import make_policy
-from meeting_gym.agents.training import write_run
+from meeting_gym.agents.training import reference_summaries, write_run
 from meeting_gym.core.splits import load_split
 
 
@@ -187,17 +186,9 @@ def main(argv: list[str] | None = None) -> int:
 
     name = f"PPO ({'PointerRLModule' if args.module == 'pointer' else 'masked MLP'})"
     table = {name: final}
-    for policy in ("gold", "naive", "random"):
-        table[policy] = summarize(
-            evaluate(
-                lambda policy=policy: make_policy(policy, seed=args.heldout_seed, env=args.env),
-                held_out,
-                env=args.env,
-                mode="discrete",
-                seed=args.heldout_seed,
-                show_progress=False,
-            )
-        )
+    table.update(
+        reference_summaries(("gold", "naive", "random"), held_out, args.env, args.heldout_seed)
+    )
     lines = [
         f"Held-out: the {len(held_out)} generated scenarios of the eval split "
         f"(split seed {args.heldout_seed}, default difficulty mix), discrete mode",

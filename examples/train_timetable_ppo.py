@@ -28,9 +28,8 @@ from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
-from meeting_gym.agents.policies import make_policy
 from meeting_gym.agents.ppo import MaskablePPOAgent
-from meeting_gym.agents.training import sb3_callbacks, write_run
+from meeting_gym.agents.training import reference_summaries, sb3_callbacks, write_run
 from meeting_gym.core.splits import load_split
 
 ENV = "TimetablePlanner-v0"
@@ -149,17 +148,7 @@ def main() -> int:
     model.save(out / "model.zip")
 
     table = {"ppo": final}
-    for name in ("greedy", "random"):
-        table[name] = summarize(
-            evaluate(
-                lambda name=name: make_policy(name, seed=args.heldout_seed, env=ENV),
-                held_out,
-                env=ENV,
-                mode="discrete",
-                seed=args.heldout_seed,
-                show_progress=False,
-            )
-        )
+    table.update(reference_summaries(("greedy", "random"), held_out, ENV, args.heldout_seed))
     random_score, greedy_score = table["random"]["score"], table["greedy"]["score"]
     halfway = (random_score + greedy_score) / 2
     levels = sorted({s.task_name for s in held_out}, key=("easy", "medium", "hard", "expert").index)

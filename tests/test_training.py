@@ -42,3 +42,24 @@ def test_the_deadline_stops_training_and_the_bar_runs():
     callbacks = sb3_callbacks(lambda: None, 10_000, 10_000, deadline=time.perf_counter() - 1)
     model.learn(10_000, callback=callbacks)
     assert model.num_timesteps < 10_000  # stopped at the first step past the deadline
+
+
+def test_reference_summaries_are_the_evaluation_runners_summaries_in_discrete_mode():
+    from meeting_gym.agents.evaluate import evaluate, summarize
+    from meeting_gym.agents.policies import make_policy
+    from meeting_gym.agents.training import reference_summaries
+    from meeting_gym.core.splits import load_split
+
+    items = load_split("curated", env="TimetablePlanner-v0")[:3]
+    got = reference_summaries(("greedy", "random"), items, "TimetablePlanner-v0", 7)
+    assert list(got) == ["greedy", "random"]
+    rows = evaluate(
+        lambda: make_policy("random", seed=7, env="TimetablePlanner-v0"),
+        items,
+        env="TimetablePlanner-v0",
+        mode="discrete",
+        seed=7,
+        show_progress=False,
+    )
+    assert got["random"] == summarize(rows)
+    assert got["greedy"]["score"] > got["random"]["score"]

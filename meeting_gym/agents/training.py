@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["sb3_callbacks", "write_run"]
+__all__ = ["reference_summaries", "sb3_callbacks", "write_run"]
 
 
 def sb3_callbacks(
@@ -59,6 +59,29 @@ def sb3_callbacks(
     if progress:
         callbacks.append(Progress())
     return CallbackList(callbacks)
+
+
+def reference_summaries(
+    names: Sequence[str], items: Sequence[Any], env: str, seed: int
+) -> dict[str, dict[str, Any]]:
+    """Each reference policy's evaluation summary on ``items`` in discrete mode, by name:
+    the rows a training run's table compares its model with."""
+    from meeting_gym.agents.evaluate import evaluate, summarize
+    from meeting_gym.agents.policies import make_policy
+
+    return {
+        name: summarize(
+            evaluate(
+                lambda name=name: make_policy(name, seed=seed, env=env),
+                items,
+                env=env,
+                mode="discrete",
+                seed=seed,
+                show_progress=False,
+            )
+        )
+        for name in names
+    }
 
 
 def write_run(

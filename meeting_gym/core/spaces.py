@@ -1,10 +1,11 @@
-"""Gymnasium spaces shared by the text interfaces of the package's environments."""
+"""Gymnasium spaces shared by the package's environments, and reading a discrete action."""
 
 from __future__ import annotations
 
 import string
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 from gymnasium.error import CustomSpaceError
 from gymnasium.vector.utils import create_shared_memory
@@ -46,3 +47,17 @@ def _no_shared_memory(space: AnyText, n: int = 1, ctx: Any = None) -> Any:
         f"{space!r} observations cannot go through shared memory; "
         'use gymnasium.make_vec(..., vector_kwargs={"shared_memory": False})'
     )
+
+
+def coerce_action(action: Any, n: int) -> int | None:
+    """An integer action index in ``0..n-1``, or None for anything else."""
+    if isinstance(action, bool | np.bool_):
+        return None
+    if isinstance(action, np.ndarray):
+        if action.size != 1 or action.dtype.kind not in "iu":
+            return None
+        action = action.reshape(()).item()
+    if isinstance(action, int | np.integer):
+        value = int(action)
+        return value if 0 <= value < n else None
+    return None

@@ -26,6 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from meeting_gym.core.episode import Episode
+from meeting_gym.core.spaces import coerce_action
 from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
 from meeting_gym.envs.meeting_slot.encoders.observations import Encoder, observation_space
 from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
@@ -150,17 +151,3 @@ class DiscreteInterface:
                 rev.reveal_busy(action.attendee or 0, action.day or 0)
         if self.mask_repeats:
             self._mask[index] = 0
-
-
-def coerce_action(action: Any, n: int) -> int | None:
-    """An integer action index in ``0..n-1``, or None for anything else."""
-    if isinstance(action, bool | np.bool_):
-        return None
-    if isinstance(action, np.ndarray):
-        if action.size != 1 or action.dtype.kind not in "iu":
-            return None
-        action = action.reshape(()).item()
-    if isinstance(action, int | np.integer):
-        value = int(action)
-        return value if 0 <= value < n else None
-    return None

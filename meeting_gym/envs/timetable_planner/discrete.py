@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from meeting_gym.core.spaces import coerce_action
 from meeting_gym.envs.timetable_planner.actions import Action, Rejected
 from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
 from meeting_gym.envs.timetable_planner.generator import SIZES
@@ -496,20 +497,6 @@ class Encoder:
         )
         buffers = {"i8": self.i8.copy(), "f32": f32}
         return {key: buffers[kind][a:b] for key, (kind, a, b) in self.layout.items()}
-
-
-def coerce_action(action: Any, n: int) -> int | None:
-    """An integer action index in ``0..n-1``, or None for anything else."""
-    if isinstance(action, bool | np.bool_):
-        return None
-    if isinstance(action, np.ndarray):
-        if action.size != 1 or action.dtype.kind not in "iu":
-            return None
-        action = action.reshape(()).item()
-    if isinstance(action, int | np.integer):
-        value = int(action)
-        return value if 0 <= value < n else None
-    return None
 
 
 class DiscreteInterface:
