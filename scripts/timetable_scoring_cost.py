@@ -18,8 +18,8 @@ import argparse
 import random
 import time
 
+from meeting_gym.envs.timetable_planner.bench import scaled_scenario
 from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import SIZES, Sizes, generate
 from meeting_gym.envs.timetable_planner.scoring import reference_scores
 
 
@@ -52,16 +52,7 @@ def _actions(episode: TimetableEpisode, rng: random.Random, n: int) -> list[dict
 
 
 def measure(scale: int, steps: int, seed: int = 0) -> tuple[int, int, float, float]:
-    base = SIZES["expert"]
-    sizes = Sizes(
-        base.teachers * scale,
-        base.groups * scale,
-        base.rooms * scale,
-        base.sessions * scale,
-        base.slots_per_day,
-        10 * steps + 10,
-    )
-    scenario = generate(random.Random(seed), "expert", sizes=sizes)
+    scenario = scaled_scenario(scale, budget=10 * steps + 10, rng=random.Random(seed))
     rng = random.Random(seed)
 
     episode = TimetableEpisode(scenario, start="baseline")

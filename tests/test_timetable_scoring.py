@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from timetable_fixtures import random_action, trajectories
 
+from meeting_gym.envs.timetable_planner.bench import scaled_scenario
 from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
 from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import SIZES, Sizes, generate
+from meeting_gym.envs.timetable_planner.generator import SIZES, generate
 from meeting_gym.envs.timetable_planner.problem import Problem
 from meeting_gym.envs.timetable_planner.scenario import Scenario
 from meeting_gym.envs.timetable_planner.scoring import (
@@ -360,16 +361,7 @@ class _Placed:
 
 
 def _work_per_step(scale: int, seed: int) -> tuple[int, int, int]:
-    base = SIZES["expert"]
-    sizes = Sizes(
-        base.teachers * scale,
-        base.groups * scale,
-        base.rooms * scale,
-        base.sessions * scale,
-        base.slots_per_day,
-        10_000,
-    )
-    scenario = generate(random.Random(seed), "expert", sizes=sizes)
+    scenario = scaled_scenario(scale, budget=10_000, rng=random.Random(seed))
     episode = TimetableEpisode(scenario)
     rng = random.Random(seed)
     worst = 0

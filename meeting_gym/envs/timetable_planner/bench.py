@@ -59,8 +59,15 @@ def masked_chooser(seed: int) -> Callable[[Any], int]:
     return choose
 
 
-def scaled_scenario(scale: int = SCALE, seed: int = 0) -> Scenario:
-    """A generated expert scenario with ``scale`` x the entities and sessions, a big budget."""
+def scaled_scenario(
+    scale: int = SCALE,
+    seed: int = 0,
+    *,
+    budget: int = BIG_BUDGET,
+    rng: random.Random | None = None,
+) -> Scenario:
+    """A generated expert scenario with ``scale`` x the entities and sessions and a step
+    ``budget``, drawn by ``rng`` (by default one seeded from ``scale`` and ``seed``)."""
     base = SIZES["expert"]
     sizes = Sizes(
         base.teachers * scale,
@@ -68,9 +75,10 @@ def scaled_scenario(scale: int = SCALE, seed: int = 0) -> Scenario:
         base.rooms * scale,
         base.sessions * scale,
         base.slots_per_day,
-        BIG_BUDGET,
+        budget,
     )
-    return generate(random.Random(f"bench:{scale}:{seed}"), "expert", sizes=sizes)
+    rng = random.Random(f"bench:{scale}:{seed}") if rng is None else rng
+    return generate(rng, "expert", sizes=sizes)
 
 
 def long_scenario(scenario: Scenario) -> Scenario:
