@@ -81,60 +81,57 @@ def _items(args: argparse.Namespace, task: Any) -> list[Any]:
 
 def _policy_names(env_id: str) -> str:
     names = list(task_class(env_id).policies)
-    return ", ".join([*names, "ppo:PATH", "openai"])
+    return ", ".join([*names, "ppo:PATH", "openai", "local"])
 
 
 def _eval(args: argparse.Namespace) -> int:
     from meeting_gym.agents.evaluate import evaluate, format_table, summarize
-    from meeting_gym.agents.policies import make_policy
+    from meeting_gym.agents.llm import LLM_POLICIES
     from meeting_gym.core.registry import make_task
 
     settings = _settings(args)
     task = make_task(args.env, **settings)
     policy = args.policy or task.reference_policy
     is_ppo = policy.startswith("ppo:")
-    known = policy in task.policies or is_ppo or policy == "openai"
+    is_llm = policy in LLM_POLICIES
+    known = policy in task.policies or is_ppo or is_llm
     if not known:
         raise UserError(f"unknown policy {policy!r}; choose one of {_policy_names(args.env)}")
     mode = args.mode or ("discrete" if is_ppo else "text")
-    if policy == "openai" and mode != "text":
-        raise UserError("the openai policy plays text mode; drop --mode discrete")
+    if is_llm and mode != "text":
+        raise UserError(f"the {policy} policy plays text mode; drop --mode discrete")
     if is_ppo and mode != "discrete":
         raise UserError("a ppo:PATH policy acts in discrete mode; drop --mode text")
     items = _items(args, task)
     env_kwargs: dict[str, Any] = dict(settings)
-    max_concurrent = args.max_concurrent or 1
-    if policy == "openai":
-        from meeting_gym.agents.llm import DEFAULT_CONCURRENCY, agent_factory
-
-        make_agent: Any = agent_factory(args)
-        max_concurrent = args.max_concurrent or DEFAULT_CONCURRENCY
-    elif is_ppo:
-        from meeting_gym.agents.ppo import load_ppo
-
-        agent = load_ppo(policy[len("ppo:") :])
-        if _takes(args.env, "obs"):  # MeetingSlot's observation encoding
-            env_kwargs["obs"] = agent.obs
-
-        def make_agent() -> Any:
-            return agent
-    else:
-
-        def make_agent() -> Any:
-            return make_policy(policy, seed=args.seed, env=args.env)
-
     with contextlib.ExitStack() as stack:
-        handle = None
-        if args.out:
-            handle = stack.enter_context(_open_out(args.out))
+        make_agent, max_concurrent, protocol = _agent_maker(args, policy, env_kwargs, stack)
+        handle = stack.enter_context(_open_out(args.out)) if args.out else None
+        written = 0
 
         def write_row(result: Any) -> None:
-            if handle is not None:
+            nonlocal written
+            if handle is None:
+                return
+            if is_llm:
                 from meeting_gym.agents.llm import row
 
-                line = row(result) if policy == "openai" else result.as_dict()
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-                handle.flush()
+                line = row(result)
+                # what replays the episode (meeting_gym.agents.replay): the item's reset
+                # options, the episode's seed (the runner's seed + k), the protocol
+                line.update(
+                    env=args.env,
+                    env_kwargs=env_kwargs,
+                    seed=args.seed + written,
+                    options=_split_options(args, written // args.rollouts),
+                    tool_protocol=protocol,
+                    max_turns=args.max_turns,
+                )
+            else:
+                line = result.as_dict()
+            written += 1
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            handle.flush()
 
         results = evaluate(
             make_agent,
@@ -151,7 +148,7 @@ def _eval(args: argparse.Namespace) -> int:
         )
     summary = summarize(results, task.rubric.names)
     extra_lines: list[str] = []
-    if policy == "openai":
+    if is_llm:
         from meeting_gym.agents.llm import table_lines, totals
 
         summary.update(totals(results))
@@ -162,11 +159,7 @@ def _eval(args: argparse.Namespace) -> int:
             "policy": policy,
             "split": args.split,
             "mode": mode,
-            **(
-                {"model": args.model, "tool_protocol": args.tool_protocol}
-                if policy == "openai"
-                else {}
-            ),
+            **({"model": args.model, "tool_protocol": protocol} if is_llm else {}),
             "rollouts": args.rollouts,
             **summary,
         }
@@ -175,13 +168,13 @@ def _eval(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         title = f"meeting-gym eval  env={args.env}  policy={policy}"
-        if policy == "openai":
+        if is_llm:
             title += f"  model={args.model}"
         title += f"  split={args.split}  mode={mode}"
-        if policy == "openai":
-            title += f"  protocol={args.tool_protocol}"
+        if is_llm:
+            title += f"  protocol={protocol}"
         title += f"  n={len(items)}"
-        if args.rollouts != 1 or policy == "openai":
+        if args.rollouts != 1 or is_llm:
             title += f"  rollouts={args.rollouts}"
         rows = results if args.verbose else ()
         table = format_table(
@@ -203,6 +196,51 @@ def _eval(args: argparse.Namespace) -> int:
         )
         return EXIT_NOTHING_SCORED
     return 0
+
+
+def _agent_maker(
+    args: argparse.Namespace,
+    policy: str,
+    env_kwargs: dict[str, Any],
+    stack: contextlib.ExitStack,
+) -> tuple[Any, int, str | None]:
+    """A maker of agents for ``policy``, the episodes to run at once, and the tool protocol.
+
+    What must be released after the run (a local model's generation thread) goes on ``stack``.
+    """
+    if policy == "openai":
+        from meeting_gym.agents.llm import DEFAULT_CONCURRENCY, agent_factory
+
+        make: Any = agent_factory(args)
+        return make, args.max_concurrent or DEFAULT_CONCURRENCY, make.keywords["tool_protocol"]
+    if policy == "local":
+        from meeting_gym.agents.llm import local_agent_factory
+
+        make, client = local_agent_factory(args)
+        stack.callback(client.close)
+        return make, client.batch_size, make.keywords["tool_protocol"]
+    if policy.startswith("ppo:"):
+        from meeting_gym.agents.ppo import load_ppo
+
+        agent = load_ppo(policy[len("ppo:") :])
+        if _takes(args.env, "obs"):  # MeetingSlot's observation encoding
+            env_kwargs["obs"] = agent.obs
+        return (lambda: agent), args.max_concurrent or 1, None
+    from meeting_gym.agents.policies import make_policy
+
+    return (
+        lambda: make_policy(policy, seed=args.seed, env=args.env),
+        args.max_concurrent or 1,
+        None,
+    )
+
+
+def _split_options(args: argparse.Namespace, index: int) -> dict[str, Any]:
+    """The reset options that address item ``index`` of the evaluated split."""
+    options: dict[str, Any] = {"split": args.split, "index": index, "split_seed": args.seed}
+    if args.difficulty is not None:
+        options["difficulty"] = args.difficulty
+    return options
 
 
 def _takes(env_id: str, keyword: str) -> bool:
@@ -362,7 +400,7 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         "--max-concurrent",
         type=_positive,
         default=None,
-        help="episodes in flight at once (default 1; 4 for openai)",
+        help="episodes in flight at once (default 1; 4 for openai; local: the batch, 8)",
     )
     ev.add_argument(
         "--out",

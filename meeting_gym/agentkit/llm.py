@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,9 +68,26 @@ def make_client(
     return openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
 
 
+def _loaded_openai() -> Any:
+    """The ``openai`` module if something imported it already (its errors can only come then)."""
+    return sys.modules.get("openai")
+
+
+def is_provider_error(exc: BaseException) -> bool:
+    """True for errors of the model's provider: the ``openai`` client's, or a local model's."""
+    from meeting_gym.agentkit.local import LocalModelError
+
+    openai = _loaded_openai()
+    return isinstance(exc, LocalModelError) or (
+        openai is not None and isinstance(exc, openai.OpenAIError)
+    )
+
+
 def is_retryable(exc: BaseException) -> bool:
     """True for rate limits (429), 408/409, server errors (5xx), timeouts and lost connections."""
-    openai = _openai()
+    openai = _loaded_openai()
+    if openai is None:
+        return False
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -259,7 +277,9 @@ class LLMAgent:
             response = create_completion(
                 self.client, self.retry, rng=self.rng, on_retry=self._count_retry, **request
             )
-        except _openai().OpenAIError as exc:
+        except Exception as exc:
+            if not is_provider_error(exc):
+                raise
             raise AgentError(describe_error(exc)) from exc
         self.usage.add(getattr(response, "usage", None))
         choices = getattr(response, "choices", None) or []

