@@ -84,6 +84,29 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"meeting-gym {meeting_gym.__version__}"
 
 
+def test_one_version_everywhere():
+    """``pip show``, ``__version__`` and ``meeting-gym --version`` agree (0.1.0 vs 0.2.0 once)."""
+    from importlib import metadata
+
+    installed = metadata.version("meeting-gym")
+    assert installed == meeting_gym.__version__
+    scripts = metadata.entry_points(group="console_scripts")
+    (script,) = [e for e in scripts if e.name == "meeting-gym"]
+    assert script.value == "meeting_gym.cli:main"
+    command = Path(sys.executable).parent / "meeting-gym"  # the installed console script
+    assert command.is_file(), f"{command} is not installed"
+    done = subprocess.run([str(command), "--version"], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, f"meeting-gym {installed}")
+
+
+def test_pyproject_takes_the_version_from_the_package():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    source = project["tool"]["setuptools"]["dynamic"]["version"]
+    assert source == {"attr": "meeting_gym.__version__"}
+
+
 def test_envs_lists_every_registered_env_on_one_line_each(capsys):
     assert main(["envs"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
