@@ -43,6 +43,21 @@ def has_fraction(action: dict[str, Any]) -> bool:
     )
 
 
+def given_but_refused(step: dict[str, Any]) -> str | None:
+    """The field (``day`` or ``start_slot``) that the predecessor called missing although the
+    recorded action gave it (``"Someday"``, ``true``, ``"1.5"``); ``None`` for other steps.
+
+    Here such a field is named with its value and what it may be, at the same penalty.
+    """
+    error, action = step["action_error"] or "", step["action"]
+    if not error.startswith("missing required fields: "):
+        return None
+    for field in ("day", "start_slot"):
+        if action.get(field) is not None and field in error:
+            return field
+    return None
+
+
 def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
     """A random JSON action, mostly valid, often conflicting, sometimes invalid or a no-op.
 
