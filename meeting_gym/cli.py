@@ -424,7 +424,9 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure speed against CartPole-v1 in the same run")
     env_option(bench)
-    bench.add_argument("--quick", action="store_true", help="fewer repeats (for smoke tests)")
+    bench.add_argument(
+        "--quick", action="store_true", help="fewer repeats, for smoke tests (judges no target)"
+    )
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.set_defaults(run=_bench)
 
