@@ -96,7 +96,9 @@ def _check_mode(env_id: str, mode: str, policy: str) -> None:
     modes = _modes(env_id)
     if mode in modes:
         return
-    offered = f"its only mode is {modes[0]}" if len(modes) == 1 else f"its modes: {modes}"
+    offered = (
+        f"its only mode is {modes[0]}" if len(modes) == 1 else f"its modes: {', '.join(modes)}"
+    )
     if policy.startswith("ppo:") and mode == "discrete":
         raise UserError(
             f"{env_id} has no discrete mode ({offered}), and a ppo:PATH policy needs one; "
@@ -381,8 +383,8 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
 
     def mode_of_env(text: str) -> str:
         if text not in modes:  # argparse's "invalid choice" would not say whose modes
-            what = f"{env_id} has" if task is not None else "the modes are"
-            raise argparse.ArgumentTypeError(f"{what} no {text} mode (modes: {', '.join(modes)})")
+            whose = f"{env_id} has" if task is not None else "there is"
+            raise argparse.ArgumentTypeError(f"{whose} no {text} mode (modes: {', '.join(modes)})")
         return text
 
     ev.add_argument(
