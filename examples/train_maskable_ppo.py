@@ -4,7 +4,7 @@ Evaluates every ``--eval-every`` steps on held-out scenarios: the generated part
 the ``eval`` split (``load_split("eval", seed=--heldout-seed)`` after its curated
 cases), which training never sees: ``reset()`` only draws training items (see
 :mod:`meeting_gym.core.splits`). Then saves ``model.zip``, a
-learning curve ``curve.png`` (mean reward, exact rate and partial rate against
+learning curve ``curve.png`` (mean reward beside exact and partial rates, against
 timesteps), ``curve.csv``, ``table.md`` and ``results.json`` under ``--out``.
 The reward reported is the env's own rubric reward, unshaped.
 
@@ -27,7 +27,12 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.ppo import MaskablePPOAgent
-from meeting_gym.agents.training import reference_summaries, sb3_callbacks, write_run
+from meeting_gym.agents.training import (
+    curve_figure,
+    reference_summaries,
+    sb3_callbacks,
+    write_run,
+)
 from meeting_gym.core.splits import load_split
 
 
@@ -173,34 +178,17 @@ def main() -> int:
     return 0
 
 
-def plot(curve: list[dict[str, float]], table: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = [p["timesteps"] for p in curve]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
-    ax.plot(steps, [p["reward"] for p in curve], label="mean reward", color="tab:blue")
-    ax.plot(steps, [p["exact"] for p in curve], label="exact rate", color="tab:green")
-    ax.plot(steps, [p["partial"] for p in curve], label="partial rate", color="tab:orange")
-    for name, style in (("gold", ":"), ("naive", "--")):
-        ax.axhline(table[name]["reward"], color="grey", linestyle=style, linewidth=1)
-        ax.annotate(
-            f"{name} {table[name]['reward']:.2f}",
-            (steps[0], table[name]["reward"]),
-            fontsize=8,
-            color="grey",
-            va="bottom",
-        )
-    ax.set_xlabel("timesteps")
-    ax.set_ylim(0, 1.25)
-    ax.set_title("MaskablePPO on MeetingSlot-v0 (held-out, 200 scenarios)")
-    ax.legend(loc="center right", fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
+def plot(curve: list[dict[str, float]], table: dict[str, Any], path: Path) -> Any:
+    """Save the learning curve: reward (with gold and naive) beside the two rates."""
+    fig = curve_figure(
+        curve,
+        ("reward", "mean reward per episode (max 1.2)"),
+        [("gold", table["gold"]["reward"], ":"), ("naive", table["naive"]["reward"], "--")],
+        [("exact", "exact rate"), ("partial", "partial rate")],
+        title="MaskablePPO on MeetingSlot-v0 (held-out, 200 scenarios)",
+    )
     fig.savefig(path)
-    plt.close(fig)
+    return fig
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
-from meeting_gym.agents.training import reference_summaries, write_run
+from meeting_gym.agents.training import curve_figure, reference_summaries, write_run
 from meeting_gym.core.splits import load_split
 
 
@@ -238,37 +238,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def plot(curve: list[dict[str, Any]], table: dict[str, Any], path: Path, title: str) -> None:
+def plot(curve: list[dict[str, Any]], table: dict[str, Any], path: Path, title: str) -> Any:
+    """Save the learning curve: reward (with gold and naive) beside the two rates."""
     try:
-        import matplotlib
+        import matplotlib  # noqa: F401  (only to say so when it is missing)
     except ImportError:
         print("no matplotlib: curve.png skipped (curve.csv has the points)")
-        return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = [p["timesteps"] for p in curve]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
-    ax.plot(steps, [p["reward"] for p in curve], label="mean reward", color="tab:blue")
-    ax.plot(steps, [p["exact"] for p in curve], label="exact rate", color="tab:green")
-    ax.plot(steps, [p["partial"] for p in curve], label="partial rate", color="tab:orange")
-    for name, style in (("gold", ":"), ("naive", "--")):
-        ax.axhline(table[name]["reward"], color="grey", linestyle=style, linewidth=1)
-        ax.annotate(
-            f"{name} {table[name]['reward']:.2f}",
-            (steps[0], table[name]["reward"]),
-            fontsize=8,
-            color="grey",
-            va="bottom",
-        )
-    ax.set_xlabel("timesteps")
-    ax.set_ylim(0, 1.25)
-    ax.set_title(title, fontsize=10)
-    ax.legend(loc="center right", fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
+        return None
+    fig = curve_figure(
+        curve,
+        ("reward", "mean reward per episode"),
+        [("gold", table["gold"]["reward"], ":"), ("naive", table["naive"]["reward"], "--")],
+        [("exact", "exact rate"), ("partial", "partial rate")],
+        title=title,
+    )
     fig.savefig(path)
-    plt.close(fig)
+    return fig
 
 
 if __name__ == "__main__":

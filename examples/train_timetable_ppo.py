@@ -29,7 +29,12 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.ppo import MaskablePPOAgent
-from meeting_gym.agents.training import reference_summaries, sb3_callbacks, write_run
+from meeting_gym.agents.training import (
+    curve_figure,
+    reference_summaries,
+    sb3_callbacks,
+    write_run,
+)
 from meeting_gym.core.splits import load_split
 
 ENV = "TimetablePlanner-v0"
@@ -194,42 +199,21 @@ def main() -> int:
     return 0
 
 
-def plot(curve: list[dict[str, float]], table: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = [p["timesteps"] for p in curve]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
-    ax.plot(steps, [p["score"] for p in curve], label="MaskablePPO (held-out)", color="tab:blue")
-    for name, style in (("greedy", "--"), ("random", ":")):
-        ax.axhline(table[name]["score"], color="grey", linestyle=style, linewidth=1)
-        ax.annotate(
-            f"{name} {table[name]['score']:.3f}",
-            (steps[0], table[name]["score"]),
-            fontsize=8,
-            color="grey",
-            va="bottom",
-        )
-    halfway = fmean([table["random"]["score"], table["greedy"]["score"]])
-    ax.axhline(halfway, color="tab:orange", linestyle="-.", linewidth=1)
-    ax.annotate(
-        f"halfway {halfway:.3f}",
-        (steps[-1], halfway),
-        fontsize=8,
-        color="tab:orange",
-        ha="right",
-        va="bottom",
+def plot(curve: list[dict[str, float]], table: dict[str, Any], path: Path) -> Any:
+    """Save the learning curve: the held-out score with greedy, random and halfway."""
+    greedy, random = table["greedy"]["score"], table["random"]["score"]
+    fig = curve_figure(
+        curve,
+        ("score", "mean final overall_score"),
+        [
+            ("greedy", greedy, "--"),
+            ("random", random, ":"),
+            ("halfway", fmean([random, greedy]), "-."),
+        ],
+        title="MaskablePPO on TimetablePlanner-v0 (held-out generated scenarios)",
     )
-    ax.set_xlabel("timesteps")
-    ax.set_ylabel("mean final overall_score")
-    ax.set_title("MaskablePPO on TimetablePlanner-v0 (held-out generated scenarios)")
-    ax.legend(loc="lower right", fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
+    return fig
 
 
 if __name__ == "__main__":

@@ -349,6 +349,11 @@ def measure(env: str = DEFAULT_ENV, quick: bool = False) -> tuple[list[Row], flo
             rows.append(_value_row(item, numbers))
         else:
             rows.append(_row(item, rates, ratios, seconds))
+    if quick:
+        # a smoke run's few, short repeats are too noisy to judge a target: it once said
+        # "NOT met" of one the full bench meets. The targets stay shown, unjudged.
+        for row in rows:
+            row.met = None
     return rows, cart
 
 
@@ -420,17 +425,26 @@ def format_table(rows: Sequence[Row], quick: bool = False, env: str = DEFAULT_EN
         f"medians over {repeats} repeats; 'vs CartPole' = rate / CartPole steps per second, "
         "paired within each repeat of this run"
     )
-    out.append(closing_note(rows))
+    out.append(closing_note(rows, quick, env))
     return "\n".join(out)
 
 
-def closing_note(rows: Sequence[Row]) -> str:
-    """One plain sentence: which targets were met, which were not, which were not measured."""
-    judged = [row for row in rows if row.met is not None]
-    missed = [row.measure for row in judged if not row.met]
-    parts = [f"targets met: {len(judged) - len(missed)} of {len(judged)} measured"]
-    if missed:
-        parts.append("NOT met: " + "; ".join(missed))
+def closing_note(rows: Sequence[Row], quick: bool = False, env: str = DEFAULT_ENV) -> str:
+    """One plain sentence: which targets were met, which were not, which were not measured.
+
+    A quick run judges none: it says so, and which command does.
+    """
+    if quick:
+        parts = [
+            "targets not judged: a quick run is too short to judge them "
+            f"(run `meeting-gym bench --env {env}` without --quick)"
+        ]
+    else:
+        judged = [row for row in rows if row.met is not None]
+        missed = [row.measure for row in judged if not row.met]
+        parts = [f"targets met: {len(judged) - len(missed)} of {len(judged)} measured"]
+        if missed:
+            parts.append("NOT met: " + "; ".join(missed))
     absent = [row.measure for row in rows if row.note == MISSING]
     if absent:
         parts.append("not measured (not available): " + "; ".join(absent))
@@ -445,7 +459,7 @@ def run_bench(env: str = DEFAULT_ENV, quick: bool = False, as_json: bool = False
             "quick": quick,
             "cartpole_steps_per_s": cart,
             "rows": [asdict(r) for r in rows],
-            "note": closing_note(rows),
+            "note": closing_note(rows, quick, env),
         }
         return json.dumps(payload, indent=2)
     return format_table(rows, quick, env)

@@ -79,9 +79,32 @@ def _items(args: argparse.Namespace, task: Any) -> list[Any]:
     return items
 
 
+def _modes(env_id: str) -> tuple[str, ...]:
+    """The interfaces ``env_id`` offers (``mode=`` of ``gym.make``), e.g. ``("text",)``."""
+    return tuple(_env_class(env_id).modes)
+
+
 def _policy_names(env_id: str) -> str:
     names = list(task_class(env_id).policies)
-    return ", ".join([*names, "ppo:PATH", "openai", "local"])
+    if "discrete" in _modes(env_id):  # a saved MaskablePPO acts through the discrete mode
+        names.append("ppo:PATH")
+    return ", ".join([*names, "openai", "local"])
+
+
+def _check_mode(env_id: str, mode: str, policy: str) -> None:
+    """A one-line error when ``env_id`` has no ``mode`` (the mode ``policy`` needs)."""
+    modes = _modes(env_id)
+    if mode in modes:
+        return
+    offered = (
+        f"its only mode is {modes[0]}" if len(modes) == 1 else f"its modes: {', '.join(modes)}"
+    )
+    if policy.startswith("ppo:") and mode == "discrete":
+        raise UserError(
+            f"{env_id} has no discrete mode ({offered}), and a ppo:PATH policy needs one; "
+            f"choose one of {_policy_names(env_id)}"
+        )
+    raise UserError(f"{env_id} has no {mode} mode ({offered})")
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -97,7 +120,10 @@ def _eval(args: argparse.Namespace) -> int:
     known = policy in task.policies or is_ppo or is_llm
     if not known:
         raise UserError(f"unknown policy {policy!r}; choose one of {_policy_names(args.env)}")
+    if is_ppo:  # before --mode: on a text-only env, the missing mode is the whole story
+        _check_mode(args.env, "discrete", policy)
     mode = args.mode or ("discrete" if is_ppo else "text")
+    _check_mode(args.env, mode, policy)
     if is_llm and mode != "text":
         raise UserError(f"the {policy} policy plays text mode; drop --mode discrete")
     if is_ppo and mode != "discrete":
@@ -243,17 +269,21 @@ def _split_options(args: argparse.Namespace, index: int) -> dict[str, Any]:
     return options
 
 
-def _takes(env_id: str, keyword: str) -> bool:
-    """Whether ``env_id``'s env class takes the ``gym.make`` keyword ``keyword``."""
-    import inspect
-
+def _env_class(env_id: str) -> Any:
+    """The env class registered for ``env_id`` (imports its module)."""
     import gymnasium
 
     from meeting_gym.core.registry import load_object
 
     entry_point = gymnasium.spec(env_id).entry_point
-    cls = load_object(entry_point) if isinstance(entry_point, str) else entry_point
-    return keyword in inspect.signature(cls).parameters
+    return load_object(entry_point) if isinstance(entry_point, str) else entry_point
+
+
+def _takes(env_id: str, keyword: str) -> bool:
+    """Whether ``env_id``'s env class takes the ``gym.make`` keyword ``keyword``."""
+    import inspect
+
+    return keyword in inspect.signature(_env_class(env_id)).parameters
 
 
 def _open_out(path: str) -> Any:
@@ -378,18 +408,31 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     sub.add_parser("envs", help="list the registered environments").set_defaults(run=_envs)
 
     ev = sub.add_parser("eval", help="evaluate a policy and print the rubric table")
+    # only what the chosen env offers: a text-only env has no discrete mode, hence no ppo:PATH
+    modes = _modes(env_id) if task is not None else ("text", "discrete")
+    discrete = "discrete" in modes
     ev.add_argument(
         "--policy",
         default=None,
-        help=f"one of {_policy_names(env_id) if task else 'gold, ppo:PATH, openai'} "
-        "(ppo:PATH = a saved MaskablePPO; openai = an LLM endpoint; default: the env's "
-        f"reference policy{f', {task.reference_policy}' if task else ''})",
+        help=f"one of {_policy_names(env_id) if task else 'gold, ppo:PATH, openai, local'} "
+        f"({'ppo:PATH = a saved MaskablePPO; ' if discrete else ''}openai = an LLM endpoint; "
+        "local = a model run in-process; "
+        f"default: the env's reference policy{f', {task.reference_policy}' if task else ''})",
     )
+
+    def mode_of_env(text: str) -> str:
+        if text not in modes:  # argparse's "invalid choice" would not say whose modes
+            whose = f"{env_id} has" if task is not None else "there is"
+            raise argparse.ArgumentTypeError(f"{whose} no {text} mode (modes: {', '.join(modes)})")
+        return text
+
     ev.add_argument(
         "--mode",
-        choices=("text", "discrete"),
+        type=mode_of_env,
+        metavar="{" + ",".join(modes) + "}",
         default=None,
-        help="interface to act through (default: text; discrete for ppo:PATH)",
+        help="interface to act through "
+        + ("(default: text; discrete for ppo:PATH)" if discrete else "(text only for this env)"),
     )
     split_options(ev)
     ev.add_argument("--rollouts", type=_positive, default=1, help="episodes per item")
@@ -422,7 +465,9 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure speed against CartPole-v1 in the same run")
     env_option(bench)
-    bench.add_argument("--quick", action="store_true", help="fewer repeats (for smoke tests)")
+    bench.add_argument(
+        "--quick", action="store_true", help="fewer repeats, for smoke tests (judges no target)"
+    )
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.set_defaults(run=_bench)
 

@@ -40,13 +40,34 @@ def test_quick_bench_table_has_every_row_and_a_ratio_column(monkeypatch):
             assert row.ratio is not None and row.ratio > 0, row
         if row is not frames:
             assert not row.note, row  # every other row of MeetingSlot's plan is measured
-        if row.target:
-            assert row.met in (True, False) or row.note
+        assert row.met is None, row  # a quick run shows the targets, judges none
+    assert any(row.target for row in rows)
     table = bench.format_table(rows, quick=True)
     assert "vs CartPole" in table.splitlines()[1] and "target" in table.splitlines()[1]
     assert len(table.splitlines()) == len(rows) + 5
     assert table.splitlines()[0] == "meeting-gym bench  env=MeetingSlot-v0"
-    assert table.splitlines()[-1].startswith("targets met: ")
+    assert table.splitlines()[-1] == QUICK_NOTE + "."
+    assert "NOT" not in table and "yes" not in table  # the met column stays empty
+
+
+QUICK_NOTE = (
+    "targets not judged: a quick run is too short to judge them "
+    "(run `meeting-gym bench --env MeetingSlot-v0` without --quick)"
+)
+
+
+def test_a_full_run_judges_every_target(monkeypatch):
+    monkeypatch.setattr(bench, "FULL", TINY)  # the judging, not the speed: a tiny budget
+    rows, _ = bench.measure()
+    judged = [row for row in rows if row.target and not row.note]
+    assert judged and all(row.met in (True, False) for row in judged)
+    assert bench.format_table(rows).splitlines()[-1].startswith("targets met: ")
+
+
+def test_a_quick_run_says_it_cannot_judge_even_a_missed_target():
+    rows = [bench.Row("slow", rate=1.0, ratio=0.01, target=">= 10% of CartPole", met=False)]
+    assert bench.closing_note(rows).startswith("targets met: 0 of 1 measured; NOT met: slow")
+    assert bench.closing_note(rows, quick=True) == QUICK_NOTE + "."
 
 
 def test_bench_command_json(capsys, monkeypatch):
@@ -58,7 +79,8 @@ def test_bench_command_json(capsys, monkeypatch):
         and payload["quick"] is True
         and payload["cartpole_steps_per_s"] > 0
     )
-    assert payload["note"].startswith("targets met: ")
+    assert payload["note"] == QUICK_NOTE + "."
+    assert all(row["met"] is None for row in payload["rows"])
     assert {"measure", "rate", "seconds", "ratio", "target", "met", "note"} <= set(
         payload["rows"][0]
     )

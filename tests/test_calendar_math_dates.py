@@ -25,15 +25,13 @@ from meeting_gym.envs.calendar_math.curated import CURATED, CURATED_BY_ID
 from meeting_gym.envs.calendar_math.generator import generate
 from meeting_gym.envs.calendar_math.items import Item, ItemError
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "calendar_math"
+# the predecessor's curated cases, copied into the repo (tests/data/README.md: source, licence)
+REFERENCE = Path(__file__).resolve().parent / "data" / "calendar_math"
 PACKAGE = Path(__file__).resolve().parents[1] / "meeting_gym" / "envs" / "calendar_math"
 
 
 def reference_json(name: str) -> dict:
-    path = REFERENCE / name
-    if not path.is_file():
-        pytest.skip(f"reference data {path} is not checked out next to the repo")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads((REFERENCE / name).read_text(encoding="utf-8"))
 
 
 # --- the independent implementation: integers only, no datetime -------------------------

@@ -62,9 +62,52 @@ def test_unknown_policy_lists_every_kind(capsys):
         assert name in err
 
 
+def _text_only(env_id: str) -> bool:
+    import gymnasium as gym
+
+    from meeting_gym.core.registry import load_object
+
+    return "discrete" not in load_object(gym.spec(env_id).entry_point).modes
+
+
+TEXT_ONLY = [e for e in ENVS if _text_only(e)]
+WITH_DISCRETE = [e for e in ENVS if not _text_only(e)]
+
+
+@pytest.mark.parametrize("env_id", TEXT_ONLY)
+@pytest.mark.parametrize("extra", [[], ["--mode", "discrete"], ["--mode", "text"]])
+def test_ppo_on_a_text_only_env_says_the_env_has_no_discrete_mode(env_id, extra, capsys):
+    # it once said "unknown mode 'discrete'" though no --mode was given
+    assert main(["eval", "--env", env_id, "--policy", "ppo:model.zip", *extra]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{env_id} has no discrete mode" in line, line
+    if not extra:
+        assert "ppo:PATH policy needs one" in line and "unknown mode" not in line, line
+
+
+@pytest.mark.parametrize("env_id", TEXT_ONLY)
+def test_a_text_only_envs_help_offers_neither_discrete_nor_ppo(env_id, capsys):
+    assert main(["eval", "--env", env_id, "--help"]) == 0
+    usage = capsys.readouterr().out
+    assert "--mode {text}" in usage and "discrete" not in usage and "ppo:" not in usage
+
+
+@pytest.mark.parametrize("env_id", WITH_DISCRETE)
+def test_an_env_with_a_discrete_mode_offers_it_and_ppo(env_id, capsys):
+    assert main(["eval", "--env", env_id, "--help"]) == 0
+    usage = capsys.readouterr().out
+    assert "--mode {discrete,text}" in usage and "ppo:PATH" in usage
+
+
+def test_the_registry_has_text_only_envs_and_envs_with_a_discrete_mode():
+    assert TEXT_ONLY and WITH_DISCRETE  # both kinds exist, so both tests above ran
+
+
 @pytest.mark.parametrize(
     "args, fragment",
     [
+        (["eval", "--env", "CalendarMath-v0", "--mode", "discrete"], "has no discrete mode"),
+        (["eval", "--mode", "tabular"], "MeetingSlot-v0 has no tabular mode"),
         (["eval", "-n", "-3"], "non-negative"),
         (["eval", "--split", "nonsense"], "invalid choice: 'nonsense'"),
         (["eval", "--env", "TimetablePlanner-v0", "--start", "nowhere"], "'nowhere'"),
@@ -82,6 +125,29 @@ def test_usage_errors_are_one_line_naming_the_subcommand(args, fragment, capsys)
 def test_version(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"meeting-gym {meeting_gym.__version__}"
+
+
+def test_one_version_everywhere():
+    """``pip show``, ``__version__`` and ``meeting-gym --version`` agree (0.1.0 vs 0.2.0 once)."""
+    from importlib import metadata
+
+    installed = metadata.version("meeting-gym")
+    assert installed == meeting_gym.__version__
+    scripts = metadata.entry_points(group="console_scripts")
+    (script,) = [e for e in scripts if e.name == "meeting-gym"]
+    assert script.value == "meeting_gym.cli:main"
+    command = Path(sys.executable).parent / "meeting-gym"  # the installed console script
+    assert command.is_file(), f"{command} is not installed"
+    done = subprocess.run([str(command), "--version"], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, f"meeting-gym {installed}")
+
+
+def test_pyproject_takes_the_version_from_the_package():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    source = project["tool"]["setuptools"]["dynamic"]["version"]
+    assert source == {"attr": "meeting_gym.__version__"}
 
 
 def test_envs_lists_every_registered_env_on_one_line_each(capsys):

@@ -16,8 +16,9 @@ TINY = bench.Budget(
 
 
 def test_the_plan_has_the_issue_targets(monkeypatch):
-    monkeypatch.setattr(bench, "QUICK", TINY)
-    rows, _ = bench.measure("CronSchedule-v0", quick=True)
+    # a full run (a quick one judges no target), with a tiny budget: the plan, not the speed
+    monkeypatch.setattr(bench, "FULL", TINY)
+    rows, _ = bench.measure("CronSchedule-v0")
     by_name = {row.measure: row for row in rows}
     targets = {
         "text: episodes (reset + one answer)": ">= 10% of CartPole",
@@ -30,7 +31,7 @@ def test_the_plan_has_the_issue_targets(monkeypatch):
     assert by_name["next 10 run times (median)"].seconds > 0
     for level in ("default mix", "1", "2", "3", "4"):
         assert by_name[f"text: reset() fresh item, {level}"].seconds > 0
-    table = bench.format_table(rows, quick=True, env="CronSchedule-v0")
+    table = bench.format_table(rows, env="CronSchedule-v0")
     assert table.splitlines()[0] == "meeting-gym bench  env=CronSchedule-v0"
     assert table.splitlines()[-1].startswith("targets met: ")
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -383,3 +387,34 @@ def test_the_load_script_plays_every_session_to_the_in_process_reward():
     runs = json.loads(done.stdout)
     assert [r["sessions"] for r in runs] == [3, 1]
     assert all(r["reward_mismatches"] == 0 and r["episodes"] == r["sessions"] * 2 for r in runs)
+
+
+def _example(*args: str) -> subprocess.CompletedProcess[str]:
+    """``examples/openenv_client.py`` as a user runs it, bounded to two minutes."""
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(
+        [sys.executable, str(root / "examples" / "openenv_client.py"), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("env_id", TEXT_ENVS)
+def test_the_client_example_plays_every_env_and_names_an_index_out_of_range(env_id):
+    from meeting_gym.core.splits import load_split
+
+    assert set(TEXT_ENVS) == set(ENVS)  # every registered id is served, so the example covers all
+    _, info, _ = in_process(env_id, 0, {"split": "curated", "index": 0})
+    size = len(load_split("curated", env=env_id))
+    with running(env_id, max_sessions=2) as url:
+        played = _example("--url", url, "--env", env_id)
+        past_the_end = _example("--url", url, "--env", env_id, "--index", str(size))
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.startswith(f"{env_id} curated item 0:"), played.stdout
+    assert f"gold {info['gold']}, reward {info['reward']:.3f} after" in played.stdout
+    assert past_the_end.returncode == 1 and not past_the_end.stdout
+    lines = past_the_end.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("openenv_client.py: error: "), lines
+    assert f"index {size} is out of range" in lines[0], lines

@@ -28,6 +28,7 @@ DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri")
 MISSING_ALL = (
     "missing required fields: session_id, day (0-based int or name like Mon), start_slot, room_id"
 )
+BAD_DAY = "day must be an integer (0-based, 0 to 4) or a day name (Mon, Tue, Wed, Thu, Fri), got "
 
 
 def assign(**changes):
@@ -63,28 +64,35 @@ def assign(**changes):
         (assign(start_slot="0"), Action.assign("S1", 0, 0, "R1")),
         (assign(start_slot=" 2 "), Action.assign("S1", 0, 2, "R1")),
         (assign(start_slot="+2"), Action.assign("S1", 0, 2, "R1")),
-        (assign(start_slot="1.5"), "missing required fields: start_slot"),
-        (assign(start_slot=True), "missing required fields: start_slot"),
-        (assign(start_slot=[1]), "missing required fields: start_slot"),
-        (assign(start_slot=math.nan), "missing required fields: start_slot"),
-        (assign(start_slot=math.inf), "missing required fields: start_slot"),
+        # given but no integer: named with its value (the predecessor said "missing")
+        (assign(start_slot="1.5"), "start_slot must be an integer (0-based), got '1.5'"),
+        (assign(start_slot=True), "start_slot must be an integer (0-based), got True"),
+        (assign(start_slot=[1]), "start_slot must be an integer (0-based), got [1]"),
+        (assign(start_slot=math.nan), "start_slot must be an integer (0-based), got nan"),
+        (assign(start_slot=math.inf), "start_slot must be an integer (0-based), got inf"),
+        (assign(start_slot=""), "start_slot must be an integer (0-based), got ''"),
+        (assign(start_slot=None), "missing required fields: start_slot"),
         (assign(start_slot=2.0), Action.assign("S1", 0, 2, "R1")),
-        (assign(start_slot=1.5), "start_slot must be an integer, got 1.5"),
+        (assign(start_slot=1.5), "start_slot must be an integer (0-based), got 1.5"),
         # day: integer first, then a label without case
         (assign(day="tue"), Action.assign("S1", 1, 0, "R1")),
         (assign(day=" Tue "), Action.assign("S1", 1, 0, "R1")),
         (assign(day="FRI"), Action.assign("S1", 4, 0, "R1")),
         (assign(day="3"), Action.assign("S1", 3, 0, "R1")),
         (assign(day=-1), Action.assign("S1", -1, 0, "R1")),
-        (assign(day="Someday"), "missing required fields: day (0-based int or name like Mon)"),
-        (assign(day=True), "missing required fields: day (0-based int or name like Mon)"),
+        # a day given but no day: the field, its value and the allowed values are named
+        (assign(day="Sun"), f"{BAD_DAY}'Sun'"),
+        (assign(day="Someday"), f"{BAD_DAY}'Someday'"),
+        (assign(day=True), f"{BAD_DAY}True"),
+        (assign(day="  "), f"{BAD_DAY}'  '"),
+        (assign(day=[0]), f"{BAD_DAY}[0]"),
+        (assign(day="x" * 500), f"{BAD_DAY}'{'x' * 99}... (502 characters)"),
         (assign(day=None), "missing required fields: day (0-based int or name like Mon)"),
-        (assign(day=0.9), "day must be an integer (0-based) or a day name like Mon, got 0.9"),
-        (assign(day=-0.5), "day must be an integer (0-based) or a day name like Mon, got -0.5"),
-        (
-            assign(day=1.9, start_slot=0.5),
-            "day must be an integer (0-based) or a day name like Mon, got 1.9",
-        ),
+        (assign(day=0.9), f"{BAD_DAY}0.9"),
+        (assign(day=-0.5), f"{BAD_DAY}-0.5"),
+        (assign(day=1.9, start_slot=0.5), f"{BAD_DAY}1.9"),
+        (assign(day="Sun", start_slot="x"), f"{BAD_DAY}'Sun'"),
+        (assign(day="Sun", room_id=None), "missing required fields: room_id"),
         (assign(day=0.9, room_id=None), "missing required fields: room_id"),
         # missing fields, named in the predecessor's order
         ({"action_type": "move_session"}, MISSING_ALL),

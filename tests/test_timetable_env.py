@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from timetable_fixtures import has_fraction, random_action, trajectories
+from timetable_fixtures import given_but_refused, has_fraction, random_action, trajectories
 
 import meeting_gym  # noqa: F401
 from meeting_gym.envs.timetable_planner.actions import APPLY, Action
@@ -50,10 +50,7 @@ def make(mode: str = "discrete", **kwargs) -> gym.Env:
 
 
 def _ids() -> list[str]:
-    try:
-        return [f"{sid}-{t['name']}" for sid, t in trajectories()]
-    except pytest.skip.Exception:
-        return []
+    return [f"{sid}-{t['name']}" for sid, t in trajectories()]
 
 
 def _recorded(key: str) -> tuple[str, dict]:
@@ -88,7 +85,10 @@ def test_recorded_trajectory_replays_through_the_text_interface(key):
             assert info["outcome"] == "invalid" and reward == INVALID_PENALTY
             assert info["action_error"].startswith(("day must be", "start_slot must be"))
             continue
-        _same_step(info, reward, terminated or truncated, step)
+        refused = given_but_refused(step)  # named with its value now, not "missing"
+        _same_step(info, reward, terminated or truncated, step, message=refused is None)
+        if refused is not None:
+            assert info["action_error"].startswith(f"{refused} must be an integer")
         assert json.loads(observation)["remaining_step_budget"] == step["remaining_step_budget"]
         if terminated or truncated:
             assert info["reward"] == pytest.approx(env.unwrapped.episode.engine.total_reward)
@@ -648,3 +648,22 @@ def test_after_the_end_step_raises_in_both_modes():
             with pytest.raises(RuntimeError, match=r"episode is over .*call reset"):
                 env.step(late)
         assert env.reset(options={"scenario_id": "easy_1"})[1]["scenario_id"] == "easy_1"
+
+
+def test_a_text_action_with_a_day_that_is_no_day_names_the_field_value_and_days():
+    # it was told "missing required fields: day", though the day was there
+    env = make("text")
+    env.reset(options={"scenario_id": "easy_1"})
+    action = {
+        "action_type": "assign_session",
+        "session_id": "E1_S1",
+        "day": "Sun",
+        "start_slot": 0,
+        "room_id": "R1",
+    }
+    _, reward, terminated, _, info = env.step(json.dumps(action))
+    assert info["action_error"] == (
+        "day must be an integer (0-based, 0 to 4) or a day name (Mon, Tue, Wed, Thu, Fri), "
+        "got 'Sun'"
+    )
+    assert (reward, terminated, info["outcome"]) == (INVALID_PENALTY, False, "invalid")

@@ -22,7 +22,7 @@ import json
 import random
 
 import pytest
-from timetable_fixtures import has_fraction, reference, trajectories
+from timetable_fixtures import given_but_refused, has_fraction, reference, trajectories
 
 from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
 from meeting_gym.envs.timetable_planner.episode import (
@@ -37,10 +37,7 @@ TOLERANCE = 1e-9
 
 
 def _ids() -> list[str]:
-    try:
-        return [f"{sid}-{t['name']}" for sid, t in trajectories()]
-    except pytest.skip.Exception:
-        return []
+    return [f"{sid}-{t['name']}" for sid, t in trajectories()]
 
 
 def _trajectory(key: str) -> tuple[str, dict]:
@@ -110,7 +107,11 @@ def _check_step(where: str, result, episode, step: dict) -> None:
         assert result.action_penalty == INVALID_PENALTY, where
         assert _close(result.reward, step["reward"] - NOOP_PENALTY + INVALID_PENALTY), where
     else:
-        assert result.action_error == step["action_error"], where
+        field = given_but_refused(step)
+        if field is None:
+            assert result.action_error == step["action_error"], where
+        else:  # test_a_given_but_refused_day_or_start_slot_is_named_not_called_missing
+            assert result.action_error.startswith(f"{field} must be an integer"), where
         assert result.action_penalty == step["action_penalty"], where
         assert _close(result.reward, step["reward"]), (where, result.reward, step["reward"])
 
@@ -181,13 +182,48 @@ def test_defect_D16_fractional_day_was_truncated_now_an_error():
                 assert step["action_error"] is None
                 assert step["action_penalty"] == NOOP_PENALTY
                 assert result.action_error == (
-                    f"day must be an integer (0-based) or a day name like Mon, "
-                    f"got {step['action']['day']!r}"
+                    "day must be an integer (0-based, 0 to 4) or a day name "
+                    f"(Mon, Tue, Wed, Thu, Fri), got {step['action']['day']!r}"
                 )
                 assert result.action_penalty == INVALID_PENALTY
                 assert result.outcome == "invalid"
                 assert episode.timetable.as_dict() == before == step["timetable"]
     assert seen == 15  # one per hand-crafted scenario (edge_invalid)
+
+
+def test_a_given_but_refused_day_or_start_slot_is_named_not_called_missing():
+    """Old: ``"day": "Someday"``, ``"day": true`` and ``"start_slot": "1.5"`` were told
+    ``missing required fields: day ...`` / ``start_slot``, though the field was there.
+
+    New: the message names the field, the value given and the values it may take; the
+    penalty (an invalid action, -0.02) and everything else stay as recorded. Why: "missing"
+    sends an agent looking for a field it already sent.
+    """
+    seen: dict[str, int] = {"day": 0, "start_slot": 0}
+    for sid, trajectory in trajectories():
+        episode = TimetableEpisode(get_scenario(sid))
+        for step in trajectory["steps"]:
+            if step["after_done"]:
+                break
+            result = episode.step(step["action"])
+            field = given_but_refused(step)
+            if field is None:
+                continue
+            seen[field] += 1
+            value = step["action"][field]
+            assert step["action_error"].startswith("missing required fields: ")
+            if field == "day":
+                assert result.action_error == (
+                    "day must be an integer (0-based, 0 to 4) or a day name "
+                    f"(Mon, Tue, Wed, Thu, Fri), got {value!r}"
+                )
+            else:
+                expected = f"start_slot must be an integer (0-based), got {value!r}"
+                assert result.action_error == expected
+            assert result.action_penalty == step["action_penalty"] == INVALID_PENALTY
+            assert result.outcome == "invalid"
+    # edge_invalid sends "Someday" in some scenarios and true and "1.5" in each one
+    assert seen["day"] > 15 and seen["start_slot"] >= 15, seen
 
 
 def test_defect_D3_submit_ends_the_episode():

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import time
+from pathlib import Path
 
 import pytest
 
-from meeting_gym.agents.training import sb3_callbacks, write_run
+from meeting_gym.agents.training import RATE_LABEL, curve_figure, sb3_callbacks, write_run
 
 
 def test_write_run_writes_the_table_the_curve_and_the_results(tmp_path):
@@ -63,3 +65,86 @@ def test_reference_summaries_are_the_evaluation_runners_summaries_in_discrete_mo
     )
     assert got["random"] == summarize(rows)
     assert got["greedy"]["score"] > got["random"]["score"]
+
+
+# ----------------------------------------------------------------------------- the curve
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+CURVE = [
+    {"timesteps": t, "reward": r, "exact": e, "partial": p, "score": s}
+    for t, r, e, p, s in ((0, 0.2, 0.1, 0.2, 0.3), (100, 0.9, 0.7, 0.3, 0.6))
+]
+MEETING_TABLE = {"gold": {"reward": 1.2}, "naive": {"reward": 0.293}}
+TIMETABLE_TABLE = {"greedy": {"score": 0.8}, "random": {"score": 0.2}}
+
+
+def _example(name: str):
+    """An example script as a module (its ``main`` is not run)."""
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lines(ax) -> set[str]:
+    return {line.get_label() for line in ax.get_lines()}
+
+
+def _assert_labelled(fig) -> None:
+    for ax in fig.get_axes():
+        assert ax.get_xlabel() == "timesteps", ax
+        assert ax.get_ylabel(), f"axes {ax.get_title()!r} has no y-axis label"
+
+
+def _png(path: Path) -> None:
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_curve_puts_reward_and_rates_on_separate_labelled_axes():
+    pytest.importorskip("matplotlib")
+    fig = curve_figure(
+        CURVE,
+        ("reward", "mean reward"),
+        [("gold", 1.2, ":")],
+        [("exact", "exact rate"), ("partial", "partial rate")],
+        title="t",
+    )
+    reward_ax, rate_ax = fig.get_axes()
+    _assert_labelled(fig)
+    assert reward_ax.get_ylabel() == "mean reward" and rate_ax.get_ylabel() == RATE_LABEL
+    assert _lines(reward_ax) == {"model", "gold 1.200"}
+    assert _lines(rate_ax) == {"exact rate", "partial rate"}
+    assert rate_ax.get_ylim() == (0, 1.05)
+
+
+def test_a_curve_without_rates_is_one_labelled_axes():
+    pytest.importorskip("matplotlib")
+    fig = curve_figure(CURVE, ("score", "mean score"), [("greedy", 0.8, "--")], title="t")
+    (ax,) = fig.get_axes()
+    _assert_labelled(fig)
+    assert _lines(ax) == {"model", "greedy 0.800"}
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "rates"),
+    [
+        ("train_maskable_ppo", (CURVE, MEETING_TABLE), True),
+        ("train_rllib", (CURVE, MEETING_TABLE), True),
+        ("train_timetable_ppo", (CURVE, TIMETABLE_TABLE), False),
+    ],
+)
+def test_each_training_example_saves_a_curve_with_every_axis_labelled(name, args, rates, tmp_path):
+    pytest.importorskip("matplotlib")
+    module = _example(name)
+    path = tmp_path / "curve.png"
+    extra = ("a title",) if name == "train_rllib" else ()
+    fig = module.plot(*args, path, *extra)
+    _png(path)
+    _assert_labelled(fig)
+    axes = fig.get_axes()
+    assert len(axes) == (2 if rates else 1)
+    if rates:  # reward on one axes, the rates on the other: never on one scale
+        assert "exact rate" not in _lines(axes[0]) and _lines(axes[1]) == {
+            "exact rate",
+            "partial rate",
+        }

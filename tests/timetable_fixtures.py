@@ -1,39 +1,30 @@
-"""The predecessor's recorded behaviour, read from the shared reference folder beside the repo.
+"""The predecessor's recorded behaviour, read from the copies in ``tests/data/timetable_planner/``.
 
-``../shared/reference/timetable_planner/`` holds RULES.md, scenarios.json and
-trajectories.json (recorded from the predecessor under PYTHONHASHSEED=0). Tests that
-need them skip with a clear reason when the folder is absent; the package never reads
-it at run time.
+``scenarios.json`` (its 15 hand-crafted scenarios) and ``trajectories.json.gz`` (98
+trajectories recorded from it under PYTHONHASHSEED=0, gzipped byte for byte) are copied
+from the project's reference folder; ``tests/data/README.md`` names their source and
+licence. The package never reads them at run time.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-REFERENCE = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "timetable_planner"
-)
+DATA = Path(__file__).resolve().parent / "data" / "timetable_planner"
 
 
 @cache
-def _load(name: str) -> Any:
-    path = REFERENCE / name
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def reference(name: str) -> Any:
-    """A reference JSON file, or skip the test saying where it was looked for."""
-    data = _load(name)
-    if data is None:
-        pytest.skip(f"reference data {REFERENCE / name} is not checked out beside the repo")
-    return data
+    """A reference JSON file by its name (``trajectories.json`` is stored gzipped)."""
+    path = DATA / name
+    if not path.is_file():  # stored compressed: 1.6 MB of JSON is 96 kB gzipped
+        path = DATA / f"{name}.gz"
+        return json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def trajectories() -> list[tuple[str, dict[str, Any]]]:
@@ -50,6 +41,21 @@ def has_fraction(action: dict[str, Any]) -> bool:
         isinstance(action.get(key), float) and not float(action[key]).is_integer()
         for key in ("day", "start_slot")
     )
+
+
+def given_but_refused(step: dict[str, Any]) -> str | None:
+    """The field (``day`` or ``start_slot``) that the predecessor called missing although the
+    recorded action gave it (``"Someday"``, ``true``, ``"1.5"``); ``None`` for other steps.
+
+    Here such a field is named with its value and what it may be, at the same penalty.
+    """
+    error, action = step["action_error"] or "", step["action"]
+    if not error.startswith("missing required fields: "):
+        return None
+    for field in ("day", "start_slot"):
+        if action.get(field) is not None and field in error:
+            return field
+    return None
 
 
 def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:

@@ -1,9 +1,10 @@
-"""What the training examples share: SB3 callbacks and the files a run writes.
+"""What the training examples share: SB3 callbacks, the files a run writes, its curve.
 
 ``examples/train_maskable_ppo.py``, ``examples/train_timetable_ppo.py`` and
 ``examples/train_rllib.py`` differ in their env, policy and table; the periodic
-evaluation, the progress bar, the wall-clock cap and the run's files are the same and
-live here. stable-baselines3 and tqdm are imported only by :func:`sb3_callbacks`.
+evaluation, the progress bar, the wall-clock cap, the run's files and the learning-curve
+figure are the same and live here. stable-baselines3 and tqdm are imported only by
+:func:`sb3_callbacks`, matplotlib only by :func:`curve_figure`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["reference_summaries", "sb3_callbacks", "write_run"]
+__all__ = ["RATE_LABEL", "curve_figure", "reference_summaries", "sb3_callbacks", "write_run"]
 
 
 def sb3_callbacks(
@@ -95,3 +96,48 @@ def write_run(
         writer.writeheader()
         writer.writerows(curve)
     (out / "results.json").write_text(json.dumps(results, indent=2))
+
+
+RATE_LABEL = "rate (share of held-out episodes)"
+
+
+def curve_figure(
+    curve: Sequence[Mapping[str, float]],
+    reward: tuple[str, str],
+    references: Sequence[tuple[str, float, str]] = (),
+    rates: Sequence[tuple[str, str]] = (),
+    *,
+    title: str,
+) -> Any:
+    """A run's learning curve as a matplotlib ``Figure`` (save it with ``fig.savefig``).
+
+    ``reward`` is (curve key, y-axis label) of the reward, drawn against ``timesteps``
+    with each of ``references`` (label, value, line style) as a grey line. ``rates``
+    are (curve key, legend label) of rates in [0, 1]: they get an axes of their own
+    beside the reward's, so neither scale squeezes the other. Every axis is labelled.
+    Uses ``matplotlib.figure.Figure`` directly: no pyplot state, no backend switch.
+    """
+    from matplotlib.figure import Figure
+
+    steps = [point["timesteps"] for point in curve]
+    fig = Figure(figsize=(10.4 if rates else 6.4, 3.6), dpi=100)
+    axes = fig.subplots(1, 2 if rates else 1, squeeze=False)[0]
+    ax = axes[0]
+    key, label = reward
+    ax.plot(steps, [point[key] for point in curve], label="model", color="tab:blue")
+    for name, value, style in references:
+        ax.axhline(value, color="grey", linestyle=style, linewidth=1, label=f"{name} {value:.3f}")
+    ax.set_ylabel(label)
+    if rates:
+        right = axes[1]
+        for rate_key, rate_label in rates:  # matplotlib's colour cycle tells them apart
+            right.plot(steps, [point[rate_key] for point in curve], label=rate_label)
+        right.set_ylim(0, 1.05)
+        right.set_ylabel(RATE_LABEL)
+    for each in axes:
+        each.set_xlabel("timesteps")
+        each.legend(loc="best", fontsize=8)
+        each.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig

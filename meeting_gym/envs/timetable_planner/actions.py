@@ -15,6 +15,11 @@ Where we differ from the predecessor, deliberately:
   an ``action_error`` (``day must be an integer ...``), no longer truncated toward zero.
   A float that is a whole number (``2.0``) is that integer, as JSON does not tell
   ``2.0`` from ``2``.
+* A day or start slot that is given but is no day or integer (``"Sun"``, ``true``,
+  ``"1.5"``) is named with its value and what it may be (``day must be an integer
+  (0-based, 0 to 4) or a day name (Mon, Tue, Wed, Thu, Fri), got 'Sun'``). The predecessor
+  said ``missing required fields: day ...`` of a field that was there. Only an absent or
+  ``null`` field is missing. The penalty is the same (an invalid action).
 * An action object with a key outside :data:`ACTION_FIELDS`, or that is not an object at
   all, is an ``action_error`` (``unknown field(s): ...``). The predecessor's pydantic model
   refused it before ``step`` (HTTP 422, no budget used); an env step must answer it.
@@ -169,6 +174,18 @@ class _Fraction:
     value: float
 
 
+@dataclass(frozen=True)
+class _Invalid:
+    """A value given for ``day`` or ``start_slot`` that is none of the values it may take.
+
+    The predecessor called such a field missing (``"day": "Sun"`` got ``missing required
+    fields: day``); the field is there, so the message names it, its value and what it
+    may be instead.
+    """
+
+    value: Any
+
+
 def _echo(text: str) -> str:
     if len(text) <= MAX_ECHO:
         return text
@@ -187,36 +204,55 @@ def _text(value: Any) -> str | None:
         return None
 
 
-def _integer(value: Any) -> int | _Fraction | None:
-    """The predecessor's integer coercion, except that a fraction is no longer truncated."""
-    if value is None or isinstance(value, bool):
+def _integer(value: Any) -> int | _Fraction | _Invalid | None:
+    """The predecessor's integer coercion, except that a fraction is no longer truncated
+    and a value given that is no integer is :class:`_Invalid`, not missing (``None``)."""
+    if value is None:
         return None
+    if isinstance(value, bool):
+        return _Invalid(value)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            return None
+            return _Invalid(value)
         if not value.is_integer():
             return _Fraction(value)
         return int(value)
     try:
         return int(str(value).strip())
     except (ValueError, TypeError, OverflowError):
-        return None
+        return _Invalid(value)
 
 
-def _day(value: Any, day_labels: Sequence[str]) -> int | _Fraction | None:
+def _day(value: Any, day_labels: Sequence[str]) -> int | _Fraction | _Invalid | None:
     number = _integer(value)
-    if number is not None:
+    if not isinstance(number, _Invalid) or isinstance(value, bool):
         return number
     text = _text(value)
-    if text is None:
-        return None
-    needle = text.lower()
-    for index, label in enumerate(day_labels):
-        if label.lower() == needle:
-            return index
-    return None
+    if text is not None:
+        needle = text.lower()
+        for index, label in enumerate(day_labels):
+            if label.lower() == needle:
+                return index
+    return number
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a message quotes it, cut like an echoed id."""
+    try:
+        return _echo(repr(value))
+    except ValueError:  # repr() of an int over 4300 digits
+        return f"a {type(value).__name__}"
+
+
+def _day_error(value: Any, day_labels: Sequence[str]) -> str:
+    names = ", ".join(day_labels)
+    last = len(day_labels) - 1
+    return (
+        f"day must be an integer (0-based, 0 to {last}) or a day name ({names}), "
+        f"got {_shown(value)}"
+    )
 
 
 def parse_action(raw: Any, day_labels: Sequence[str]) -> Action | Rejected:
@@ -256,12 +292,10 @@ def parse_action(raw: Any, day_labels: Sequence[str]) -> Action | Rejected:
         missing = [name for name, value in named if value is None]
         if missing:
             return Rejected(f"missing required fields: {', '.join(missing)}")
-        if isinstance(day, _Fraction):
-            return Rejected(
-                f"day must be an integer (0-based) or a day name like Mon, got {day.value!r}"
-            )
-        if isinstance(start, _Fraction):
-            return Rejected(f"start_slot must be an integer, got {start.value!r}")
+        if isinstance(day, (_Fraction, _Invalid)):
+            return Rejected(_day_error(day.value, day_labels))
+        if isinstance(start, (_Fraction, _Invalid)):
+            return Rejected(f"start_slot must be an integer (0-based), got {_shown(start.value)}")
         assert isinstance(day, int) and isinstance(start, int)
         assert session_id is not None and room_id is not None
         return Action(action_type, session_id, day, start, room_id)
