@@ -86,19 +86,27 @@ def _space_rows(space: gym.Space) -> list[str]:
         for key, sub in space.spaces.items():
             size = int(gym.spaces.flatdim(sub))
             rows.append(f"| `{key}` | `{sub}` | {size:,} |")
-        rows.append(f"| **flattened** | | {int(gym.spaces.flatdim(space)):,} |")
         return rows
     return [f"`{space}`"]
 
 
 def _spaces(env_id: str, which: str) -> str:
-    out = []
+    """A table of the spaces per mode; a ``Dict`` space gets a table of its keys after it."""
+    rows = ["| mode | space | flattened size |", "| --- | --- | ---: |"]
+    keys = []
     for mode in _modes(env_id):
         env = gym.make(env_id, mode=mode)
         space = env.action_space if which == "action" else env.observation_space
-        out += [f'`mode="{mode}"`:', "", *_space_rows(space), ""]
         env.close()
-    return "\n".join(out)
+        if isinstance(space, gym.spaces.Dict):
+            size = f"{int(gym.spaces.flatdim(space)):,}"
+            rows.append(f"| `{mode}` | `Dict` of {len(space.spaces)} keys (below) | {size} |")
+            keys += ["", f"The `{mode}` mode's `Dict`:", "", *_space_rows(space)]
+        elif isinstance(space, gym.spaces.Discrete):
+            rows.append(f"| `{mode}` | `{space}` | {int(space.n):,} |")
+        else:
+            rows.append(f"| `{mode}` | `{space}` | - |")
+    return "\n".join(rows + keys)
 
 
 def _items_by_difficulty(env_id: str) -> dict[str | None, Any]:
