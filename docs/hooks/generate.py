@@ -19,11 +19,13 @@ they are made by this build, never a committed copy.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import io
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -197,6 +199,47 @@ def _registered(env_id: str) -> str:
     return "\n".join(rows)
 
 
+API_MODULES = (
+    "meeting_gym.agents.evaluate",
+    "meeting_gym.core.splits",
+    "meeting_gym.adapters.openenv",
+    "meeting_gym.adapters.trl",
+    "meeting_gym.adapters.rllib",
+    "meeting_gym.adapters.verifiers",
+    "meeting_gym.adapters.verifiers.taskset",
+    "meeting_gym.adapters.verifiers.legacy",
+)
+"""Modules whose public functions (and, where ``__all__`` names them, classes) are listed."""
+
+
+def _public(module: str) -> list[str]:
+    """The module's ``__all__`` entries it defines itself, else its public top-level functions.
+
+    Read from the source, not imported: the verifiers modules import verifiers, which the
+    docs venv does not have.
+    """
+    path = Path(meeting_gym.__file__).parent.parent / (module.replace(".", "/"))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    defined = [
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and not n.name.startswith("_")
+    ]
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            listed = ast.literal_eval(node.value)
+            return [name for name in defined if name in listed]
+    return [
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
+    ]
+
+
 def _api() -> str:
     lazy = meeting_gym._LAZY
     lines = ["## `meeting_gym`", ""]
@@ -204,14 +247,9 @@ def _api() -> str:
         if name in lazy:
             lines += [f"::: {lazy[name]}.{name}", ""]
     lines += ["`ENVS`, `ENV_IDS`, `__version__`: the registry, its ids, the package version.", ""]
-    for module in (
-        "meeting_gym.agents.evaluate",
-        "meeting_gym.core.splits",
-        "meeting_gym.adapters.trl",
-        "meeting_gym.adapters.rllib",
-        "meeting_gym.adapters.openenv",
-    ):
-        lines += [f"## `{module}`", "", f"::: {module}", ""]
+    for module in API_MODULES:
+        lines += [f"## `{module}`", ""]
+        lines += [line for name in _public(module) for line in (f"::: {module}.{name}", "")]
     return "\n".join(lines)
 
 
