@@ -260,3 +260,14 @@ def test_a_reader_sees_an_env_page_with_its_picture(browser):
     (picture,) = [i for i in seen["images"] if "assets/envs/MeetingSlot-v0.png" in i["src"]]
     assert picture["complete"] and picture["width"] > 0, picture
     assert tab.errors == []
+
+
+def test_the_rules_the_docs_cite_are_their_own_pages():
+    """Users have no ../shared: no page sends them to RULES.md or the reference folder."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for outside in ("RULES.md", "shared/reference", "../shared"):
+            assert outside not in text, f"{page.relative_to(ROOT)} cites {outside}"
+    for env_id, page in PAGES.items():
+        source = (ROOT / "docs" / f"{page}.md").read_text(encoding="utf-8")
+        assert "](../rules/" in source, f"{env_id}'s page links no rules page"
