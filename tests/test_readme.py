@@ -92,6 +92,11 @@ class Block:
 def _page_blocks(path: Path) -> list[Block]:
     text = path.read_text(encoding="utf-8")
     page = path.relative_to(ROOT).as_posix()
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("<!-- readme:"):  # a tag always sits right on top of its block
+            following = lines[number + 1] if number + 1 < len(lines) else ""
+            assert following.startswith("```"), f"{page}:{number + 1}: a tag without its block"
     found = list(FENCE.finditer(text))
     out = []
     for number, match in enumerate(found):
