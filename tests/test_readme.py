@@ -1,7 +1,12 @@
-"""Every code block of the README runs as printed.
+"""Every code block of the README and of the documentation site runs as printed.
 
-Blocks are read from README.md in order. An HTML comment on the line before a block
-says how it is checked (nothing: it is run):
+Blocks are read from README.md, then from every ``docs/**/*.md`` page (in path order), in
+order within each page. Only ``python`` and ``bash`` blocks are code to run; every other
+fence is not run: ``text`` (a command's output, compared by ``output`` below), config
+snippets in their own language (``yaml``, ``toml``, ``nginx``, ``dockerfile``, ``ini``) and
+unlabelled fences (a folder layout). Write a snippet that cannot run alone in one of those
+languages, never as ``python`` or ``bash``. An HTML comment on the line before a block says
+how it is checked (nothing: it is run):
 
 * ``<!-- readme: output -->``: run it; its stdout must equal the next ``text`` block;
 * ``<!-- readme: llm-server -->``: run it against the test suite's scripted OpenAI server
@@ -14,13 +19,17 @@ says how it is checked (nothing: it is run):
   extra is installed (CI's gymnasium-1.2.2 venv), the second only in the slow run;
 * ``<!-- readme: ci -->``: the set-up lines, which CI itself runs: every command of the block
   must be in ``.ci/run``.
+* ``<!-- readme: docs -->``: the command that serves the site locally (it runs until
+  stopped): its install command must be in ``.ci/run``, and ``tests/test_docs.py`` builds
+  and serves the same site;
 * ``<!-- readme: verifiers... -->`` (``verifiers``, ``verifiers-python``, ``verifiers-ci``,
   ``verifiers03``): blocks that need a verifiers venv, whose pins the main venv cannot hold;
   ``tests/test_verifiers_eval.py`` and ``tests/test_verifiers_legacy.py`` run them there.
 
 ``python`` blocks run in a fresh interpreter, ``bash`` blocks under ``bash -euo pipefail``,
 both in a scratch folder that links the checkout's ``meeting_gym``, ``examples``, ``tests``
-and ``scripts`` (so relative paths work and nothing is written into the checkout).
+and ``scripts`` (so relative paths work and nothing is written into the checkout). Blocks
+that write files write them under ``runs/`` (ignored by git).
 """
 
 from __future__ import annotations
@@ -36,6 +45,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+"""The README first, then every page of the site."""
+RUN_LANGS = ("python", "bash")
+TAGS = {
+    *("output", "llm-server", "slow", "openenv", "rllib", "rllib-slow", "ci", "docs"),
+    *("verifiers", "verifiers-python", "verifiers-ci", "verifiers03"),
+}
 FENCE = re.compile(
     r"(?:<!-- readme: (?P<tag>[\w-]+) -->\n)?^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$",
     re.S | re.M,
@@ -57,33 +73,50 @@ NEEDS = {
 
 @dataclass(frozen=True)
 class Block:
+    page: str
     number: int
     line: int
     lang: str
     tag: str | None
     body: str
     expected: str | None
+    source: str
+    """The whole text of the block's page (what follows a block is read from it)."""
 
     @property
     def name(self) -> str:
-        return f"block{self.number}-line{self.line}-{self.lang}-{self.tag or 'run'}"
+        page = self.page.removesuffix(".md").replace("/", "-")
+        return f"{page}-block{self.number}-line{self.line}-{self.lang}-{self.tag or 'run'}"
 
 
-def _blocks() -> list[Block]:
-    found = list(FENCE.finditer(README))
+def _page_blocks(path: Path) -> list[Block]:
+    text = path.read_text(encoding="utf-8")
+    page = path.relative_to(ROOT).as_posix()
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("<!-- readme:"):  # a tag always sits right on top of its block
+            following = lines[number + 1] if number + 1 < len(lines) else ""
+            assert following.startswith("```"), f"{page}:{number + 1}: a tag without its block"
+    found = list(FENCE.finditer(text))
     out = []
     for number, match in enumerate(found):
         lang, tag = match.group("lang"), match.group("tag")
-        if lang not in ("python", "bash"):
+        assert tag is None or tag in TAGS, f"{page}: unknown block tag {tag!r}"
+        if lang not in RUN_LANGS:
+            assert tag is None, f"{page}: a {lang or 'plain'} block is never run; drop its tag"
             continue
         expected = None
         if tag == "output":
             following = found[number + 1]
             assert following.group("lang") == "text", "an output block needs a text block after it"
             expected = following.group("body")
-        line = README.count("\n", 0, match.start("body"))
-        out.append(Block(number, line, lang, tag, match.group("body"), expected))
+        line = text.count("\n", 0, match.start("body"))
+        out.append(Block(page, number, line, lang, tag, match.group("body"), expected, text))
     return out
+
+
+def _blocks() -> list[Block]:
+    return [block for path in PAGES for block in _page_blocks(path)]
 
 
 BLOCKS = _blocks()
@@ -124,14 +157,32 @@ def run_block(block: Block, workdir: Path, body: str | None = None, timeout: int
     done = subprocess.run(
         argv, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout
     )
-    assert done.returncode == 0, f"README {block.name} failed:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, f"{block.name} failed:\n{done.stdout}\n{done.stderr}"
     return done
 
 
 def test_the_readme_has_blocks_of_every_kind():
     tags = {block.tag for block in BLOCKS}
-    assert {None, "output", "llm-server", "slow", "ci", "openenv"} <= tags
+    assert {None, "output", "llm-server", "slow", "ci", "openenv", "docs"} <= tags
     assert BLOCKS[0].tag == "ci", "the README opens with its two set-up commands"
+    assert BLOCKS[0].page == "README.md"
+
+
+def test_every_page_of_the_site_is_read():
+    pages = {block.page for block in BLOCKS}
+    assert "docs/guides/adding-an-environment.md" in pages  # the toy task is built and played
+    assert sum(page.startswith("docs/") for page in pages) >= 10
+
+
+def test_the_readme_fits_on_a_few_screens():
+    assert README.count("\n") <= 250
+
+
+def test_the_serve_command_installs_what_ci_installs():
+    (block,) = [b for b in BLOCKS if b.tag == "docs"]
+    install, _, serve = block.body.strip().partition(" && ")
+    assert _normalise(install) in _normalise((ROOT / ".ci" / "run").read_text())
+    assert serve.startswith("mkdocs serve -a 127.0.0.1:")
 
 
 @pytest.mark.parametrize("block", _params((None, "output", "slow", "rllib", "rllib-slow")))

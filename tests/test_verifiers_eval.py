@@ -1,6 +1,8 @@
-"""``vf-eval`` (verifiers 0.4) end to end, offline, as the README prints it: in ``.venv-verifiers``.
+"""``vf-eval`` (verifiers 0.4) end to end, offline, as docs/guides/training-llms.md prints it.
 
-The README's ``verifiers`` block is run as printed: its lines before ``# offline from here``
+In ``.venv-verifiers``.
+
+The guide's ``verifiers`` block is run as printed: its lines before ``# offline from here``
 (pip installs uv and downloads the null harness's chat program wheels from PyPI) normally,
 the rest in a network namespace with loopback only (:mod:`loopback`), with a fresh
 ``HOME`` so no cache from an earlier run helps. The scripted server plays gold on every
@@ -25,7 +27,7 @@ if (verifiers_version() or (0,)) < (0, 4):
     pytest.skip("needs verifiers 0.4 (the .venv-verifiers venv)", allow_module_level=True)
 
 from loopback import ROOT, link_checkout, run_bash
-from test_readme import BLOCKS, README, _normalise, run_block
+from test_readme import BLOCKS, _normalise, run_block
 
 import meeting_gym  # noqa: F401
 
@@ -97,7 +99,7 @@ def test_the_readme_vf_eval_scores_the_gold_model_at_the_maximum_offline(workdir
     calls = [len(n["message"].get("tool_calls") or []) for t in slot for n in t["nodes"]]
     assert sum(calls) == 198
     # the README shows one such run
-    shown = README.split(VF_BLOCK.body, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown = VF_BLOCK.source.split(VF_BLOCK.body, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     assert shown.count("reward 1.20 · err 0.00") == 2
 
 

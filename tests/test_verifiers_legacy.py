@@ -22,7 +22,7 @@ if not (0, 3) <= (verifiers_version() or (0,)) < (0, 4):
 
 import verifiers as vf
 from loopback import link_checkout, run_bash
-from test_readme import BLOCKS, README
+from test_readme import BLOCKS
 from verifiers.types import AssistantMessage, ToolCall, ToolMessage
 from verifiers_cases import ENVS, cases, env_reward
 
@@ -127,7 +127,7 @@ def test_the_readme_vf_eval_0_3_block_runs_offline_and_prints_what_the_readme_sh
     """``vf-eval`` 0.3 as a predecessor user runs it, against the scripted server only."""
     (block,) = [b for b in BLOCKS if b.tag == "verifiers03"]
     done = run_bash(block.body, link_checkout(tmp_path), offline=True)
-    shown = README.split(block.body, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown = block.source.split(block.body, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     assert done.stdout == shown
     assert done.stdout.count("reward: avg - 1.200, std - 0.000") == 2
     if not done.namespaced:
