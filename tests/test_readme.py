@@ -56,9 +56,9 @@ FENCE = re.compile(
     r"(?:<!-- readme: (?P<tag>[\w-]+) -->\n)?^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$",
     re.S | re.M,
 )
-SERVER_LINES = ("vllm serve", "ollama pull")
-MODELS = ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen3-8B", "qwen2.5:7b")
-ENDPOINTS = ("http://localhost:8000/v1", "http://localhost:11434/v1")
+SERVER_LINES = ("vllm serve", "ollama pull", "python -m llama_cpp.server")
+MODELS = ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen3-8B", "qwen2.5:7b", "--model smollm2")
+ENDPOINTS = ("http://localhost:8000/v1", "http://localhost:11434/v1", "http://127.0.0.1:8080/v1")
 OPENENV_PORT = 8017
 NEEDS = {
     "meeting-gym serve": "openenv.core",
@@ -67,6 +67,8 @@ NEEDS = {
     "sb3_contrib": "sb3_contrib",
     'render_mode="rgb_array"': "PIL",
     "render_frame.py": "PIL",
+    "--policy local": "transformers",
+    "LocalChatClient": "transformers",
 }
 """Text in a block that needs an optional extra, and a module that extra installs."""
 
@@ -215,7 +217,9 @@ def test_llm_block_runs_against_the_scripted_server(block: Block, workdir: Path)
             if "TimetablePlanner" in line:
                 scripted = "timetable"  # the scripted model that plays the solver's actions
             for model in MODELS:
-                line = line.replace(model, scripted)
+                # a served alias is swapped where it is the --model (not in the server's line)
+                swap = f"--model {scripted}" if model.startswith("--model ") else scripted
+                line = line.replace(model, swap)
             lines.append(line)
         run_block(block, workdir, body="\n".join(lines) + "\n")
         assert server.requests, "the block sent no request"
