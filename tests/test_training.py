@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import itertools
 import json
 import time
 from pathlib import Path
@@ -148,3 +149,32 @@ def test_each_training_example_saves_a_curve_with_every_axis_labelled(name, args
             "exact rate",
             "partial rate",
         }
+
+
+def test_the_timestep_labels_of_a_long_run_do_not_run_into_each_other():
+    # 150k steps with matplotlib's default labels drew "100000120000140000" in one run
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    curve = [
+        {"timesteps": float(t), "reward": 0.3, "exact": 0.1, "partial": 0.0}
+        for t in range(0, 150_001, 10_000)
+    ]
+    fig = curve_figure(
+        curve,
+        ("reward", "mean reward"),
+        [("gold", 1.2, ":")],
+        [("exact", "exact rate"), ("partial", "partial rate")],
+        title="t",
+    )
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    for ax in fig.get_axes():
+        low, high = ax.get_xlim()  # ticks past the limits are listed but not drawn
+        labels = [
+            t for t in ax.get_xticklabels() if t.get_text() and low <= t.get_position()[0] <= high
+        ]
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        assert len(boxes) >= 3
+        for left, right in itertools.pairwise(boxes):
+            assert left.x1 < right.x0, [t.get_text() for t in labels]

@@ -118,6 +118,7 @@ def curve_figure(
     Uses ``matplotlib.figure.Figure`` directly: no pyplot state, no backend switch.
     """
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
 
     steps = [point["timesteps"] for point in curve]
     fig = Figure(figsize=(10.4 if rates else 6.4, 3.6), dpi=100)
@@ -134,8 +135,12 @@ def curve_figure(
             right.plot(steps, [point[rate_key] for point in curve], label=rate_label)
         right.set_ylim(0, 1.05)
         right.set_ylabel(RATE_LABEL)
+    # matplotlib writes every step in full, and at 150k steps "100000120000140000" runs
+    # together on a panel half the figure wide: label them in thousands instead
+    thousands = FuncFormatter(lambda x, _: f"{x / 1000:g}k" if x else "0")
     for each in axes:
         each.set_xlabel("timesteps")
+        each.xaxis.set_major_formatter(thousands)
         each.legend(loc="best", fontsize=8)
         each.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)

@@ -1,11 +1,11 @@
 """The five actions: parsing and coercion, then validation, in the predecessor's order (RULES 4).
 
 :func:`parse_action` turns an untrusted JSON-like action object into an :class:`Action`
-or a :class:`Rejected` carrying the predecessor's exact ``action_error`` message; it never
-raises. :func:`check_action` then says whether a parsed action is invalid (with its
-message), a valid no-op, or valid, against the current timetable; the first failing rule
-decides. Neither changes anything: :mod:`~meeting_gym.envs.timetable_planner.episode`
-applies the action.
+or a :class:`Rejected` carrying its ``action_error`` message (the predecessor's words, but
+for the differences listed below); it never raises. :func:`check_action` then says whether
+a parsed action is invalid (with its message), a valid no-op, or valid, against the
+current timetable; the first failing rule decides. Neither changes anything:
+:mod:`~meeting_gym.envs.timetable_planner.episode` applies the action.
 
 Coercion (RULES 4.1): ids are stripped strings (a non-string becomes its ``str()``); a
 day is an integer or a day label matched without case; a start slot is an integer.

@@ -123,7 +123,9 @@ class TimetablePlannerEnv(TextEnv):
     ## Rewards
     The predecessor's: ``reward = (score after - score before) + penalty``, the
     penalty -0.02 for an invalid action (``info["action_error"]`` says why, in the
-    predecessor's words) and -0.01 for a valid action that changes nothing, plus
+    predecessor's words, except that a given but invalid ``day`` or ``start_slot`` is
+    named with its value and the allowed values) and -0.01 for a valid action that
+    changes nothing, plus
     +0.05 on a submit whose score is at least 0.90. Every step, valid or not, uses one
     unit of the scenario's step budget.
 
@@ -166,6 +168,9 @@ class TimetablePlannerEnv(TextEnv):
 
     ## Version History
     * v0: initial release.
+    * v0, unreleased: a given but invalid ``day`` or ``start_slot`` (``"Sun"``, ``true``,
+      ``0.9``) is named with its value and the allowed values in ``action_error``, not
+      called missing; the reward is unchanged.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
