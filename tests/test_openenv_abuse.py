@@ -336,19 +336,23 @@ def test_item7_http_bodies_are_bounded():
 
 
 def test_item7_state_messages_count_as_activity():
-    async def scenario(addr: str) -> tuple[dict, dict]:
+    async def scenario(addr: str) -> tuple[dict, dict, dict]:
         async with connect(f"ws://{addr}/ws") as ws:
             await ask(ws, {"type": "reset", "data": {"seed": 1}})
             deadline = time.monotonic() + 12  # past two reaper rounds (every 5 s)
             while time.monotonic() < deadline:
                 state = await ask(ws, {"type": "state"})
                 await asyncio.sleep(0.3)
+            # the session still holds the only slot (the old reaper freed it, socket open)
+            async with connect(f"ws://{addr}/ws") as other:
+                refused = json.loads(await asyncio.wait_for(other.recv(), TIMEOUT))
             answer = state["data"]["item_id"]
-            return state, await ask(ws, {"type": "step", "data": {"answer": answer}})
+            return state, refused, await ask(ws, {"type": "step", "data": {"answer": answer}})
 
-    with running("CalendarMath-v0", idle_timeout_s=1.0) as addr:
-        state, step = run(scenario(addr))
+    with running("CalendarMath-v0", max_sessions=1, idle_timeout_s=1.0) as addr:
+        state, refused, step = run(scenario(addr))
     assert state["type"] == "state" and step["type"] == "observation"
+    assert refused["type"] == "error" and refused["data"]["code"] == "CAPACITY_REACHED"
 
 
 def test_item7_a_bad_idle_timeout_is_a_one_line_cli_error():
