@@ -23,6 +23,12 @@ Plain HTTP ``/reset`` and ``/step`` are stateless in OpenEnv (each request build
 fresh env), so an episode is played over the WebSocket with :func:`client` (async, or
 ``.sync()`` for blocking use). Bad payloads get an error that names the field: a 422
 over HTTP, an error message over the WebSocket, whose session stays usable.
+
+No client can hurt another: ``/ws`` is meeting_gym's own handler over OpenEnv's session
+pool (:class:`_Sessions`: openenv-core 0.3's ended sessions on malformed frames and left
+reaped sockets open), HTTP bodies, frames, nesting and connections are bounded, and
+plain-HTTP sessions are refused. There is no authentication: docs/guides/serving.md has
+the protocol, every bound and its value, and how to run the server behind a proxy.
 """
 
 from __future__ import annotations
