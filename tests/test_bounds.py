@@ -65,6 +65,16 @@ def test_the_last_addressable_eval_item_is_the_one_load_split_lists():
     assert load_split("eval", MAX_EVAL_ITEMS, seed=31, env=task)[-1] == last
 
 
+def test_the_eval_items_kept_across_split_seeds_are_bounded():
+    task = make_task("CalendarMath-v0")
+    for seed in range(555_000, 555_010):  # ten streams walked to the end: 10,000 items
+        split_item(task, "eval", MAX_EVAL_ITEMS - 1, seed)
+        kept = sum(len(stream.items) for stream in splits._STREAMS.values())
+        assert kept <= splits.MAX_RETAINED_EVAL_ITEMS
+    # the most recent stream is kept whole: its items are answered without a walk
+    assert len(splits._eval_stream(task, 555_009, None).items) >= MAX_EVAL_ITEMS
+
+
 class _GatedMath(CalendarMathTask):
     """CalendarMath whose draws block once ``gate_after`` have run, until ``gate`` opens."""
 

@@ -412,8 +412,9 @@ def test_item8_the_serving_guide_documents_exposure_and_every_bound():
         "MAX_HTTP_BODY_BYTES": openenv.MAX_HTTP_BODY_BYTES,
         "MAX_MESSAGE_DEPTH": openenv.MAX_MESSAGE_DEPTH,
     }
-    from meeting_gym.core import text_env
+    from meeting_gym.core import splits, text_env
 
+    bounds["MAX_RETAINED_EVAL_ITEMS"] = splits.MAX_RETAINED_EVAL_ITEMS
     for name in ("MAX_OPTION_DEPTH", "MAX_TRANSCRIPT_CHARS", "MAX_TRANSCRIPT_ENTRY_CHARS"):
         bounds[name] = getattr(text_env, name)
     for name, value in bounds.items():

@@ -169,16 +169,39 @@ _STREAMS_LOCK = threading.Lock()
 _MAX_STREAMS = 32
 
 
+MAX_RETAINED_EVAL_ITEMS = 8 * MAX_EVAL_ITEMS
+"""The most eval items kept generated across all configurations (8,000): past it, the
+least recently used streams are dropped (regenerated if asked again), so a client that
+walks many split seeds cannot grow the process without bound."""
+
+
 def _eval_stream(task: Task[Any, Any], seed: int, difficulty: str | None) -> _EvalStream:
     key = (task.cache_key(), seed, difficulty)
     with _STREAMS_LOCK:
         stream = _STREAMS.get(key)
         if stream is None:
             stream = _STREAMS[key] = _EvalStream(task, seed, difficulty)
-            while len(_STREAMS) > _MAX_STREAMS:
-                _STREAMS.popitem(last=False)
         _STREAMS.move_to_end(key)
+        _trim()
         return stream
+
+
+def _trim() -> None:
+    """Drop the least recently used streams past the count and item bounds (lock held);
+    the most recent one stays (a walker holds its stream whether it is listed or not)."""
+    while len(_STREAMS) > 1 and (
+        len(_STREAMS) > _MAX_STREAMS
+        or sum(len(stream.items) for stream in _STREAMS.values()) > MAX_RETAINED_EVAL_ITEMS
+    ):
+        _STREAMS.popitem(last=False)
+
+
+def _walked(stream: _EvalStream, index: int) -> Any:
+    """Item ``index`` of ``stream``, then the retained streams trimmed to their bounds."""
+    item = stream.item(index)
+    with _STREAMS_LOCK:
+        _trim()
+    return item
 
 
 def split_names(task: Task[Any, Any] | type[Task[Any, Any]]) -> tuple[str, ...]:
@@ -248,7 +271,10 @@ def load_split(
             stacklevel=2,
         )
     _check_eval_count(size, "n", size)
-    return _eval_stream(task, seed, difficulty).take(size)
+    stream = _eval_stream(task, seed, difficulty)
+    if size:
+        _walked(stream, size - 1)
+    return stream.take(size)
 
 
 def split_item(
@@ -271,7 +297,7 @@ def split_item(
         items = _fixed(task, name, difficulty)
     else:
         _check_eval_count(index + 1, "index", index)
-        return _eval_stream(task, seed, difficulty).item(index), None
+        return _walked(_eval_stream(task, seed, difficulty), index), None
     if index >= len(items):
         raise ValueError(f"index {index} is out of range: split {name!r} has {len(items)} items")
     return items[index], None
