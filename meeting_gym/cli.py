@@ -40,6 +40,16 @@ def _nonnegative(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number of seconds, got {text}")
+    return value
+
+
 def _positive(text: str) -> int:
     value = _nonnegative(text)
     if value < 1:
@@ -322,17 +332,22 @@ def _bench(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from meeting_gym.adapters.openenv import serve
 
-    print(
-        f"serving {args.env} (OpenEnv) at http://{args.host}:{args.port} "
-        f"(ws://{args.host}:{args.port}/ws); Ctrl-C stops it",
-        file=sys.stderr,
-    )
+    def banner(host: str, port: int) -> None:
+        # printed once the socket listens: a port in use is an error line, not a banner
+        print(
+            f"serving {args.env} (OpenEnv) at http://{host}:{port} "
+            f"(ws://{host}:{port}/ws); Ctrl-C stops it",
+            file=sys.stderr,
+            flush=True,
+        )
+
     serve(
         args.env,
         args.host,
         args.port,
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout or None,
+        on_listening=banner,
     )
     return 0
 
@@ -480,7 +495,7 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--idle-timeout",
-        type=float,
+        type=_seconds,
         default=300.0,
         help="seconds before an idle session is closed (default 300; 0 = never)",
     )

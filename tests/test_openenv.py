@@ -368,14 +368,14 @@ def test_openenv_validate_passes_on_the_layout_and_on_a_running_server():
     assert metadata["name"] == "CalendarMath-v0" and "date arithmetic" in metadata["description"]
 
 
-def test_the_load_script_plays_every_session_to_the_in_process_reward():
+def test_the_load_script_plays_every_session_to_the_in_process_episode():
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     script = str(root / "scripts" / "openenv_load.py")
-    command = [sys.executable, script, "--sessions", "3", "--episodes", "2", "--max-seconds", "120"]
+    command = [sys.executable, script, "--sessions", "3", "--episodes", "2", "--hostile", "0"]
     done = subprocess.run(
         [*command, "--json"],
         capture_output=True,
@@ -384,9 +384,9 @@ def test_the_load_script_plays_every_session_to_the_in_process_reward():
         cwd=root,
     )
     assert done.returncode == 0, done.stderr
-    runs = json.loads(done.stdout)
-    assert [r["sessions"] for r in runs] == [3, 1]
-    assert all(r["reward_mismatches"] == 0 and r["episodes"] == r["sessions"] * 2 for r in runs)
+    runs = json.loads(done.stdout)["runs"]
+    assert [r["phase"] for r in runs] == ["quiet"]
+    assert runs[0]["mismatches"] == 0 and runs[0]["episodes"] == 3 * 2
 
 
 def _example(*args: str) -> subprocess.CompletedProcess[str]:

@@ -23,12 +23,22 @@ Plain HTTP ``/reset`` and ``/step`` are stateless in OpenEnv (each request build
 fresh env), so an episode is played over the WebSocket with :func:`client` (async, or
 ``.sync()`` for blocking use). Bad payloads get an error that names the field: a 422
 over HTTP, an error message over the WebSocket, whose session stays usable.
+
+No client can hurt another: ``/ws`` is meeting_gym's own handler over OpenEnv's session
+pool (:class:`_Sessions`: openenv-core 0.3's ended sessions on malformed frames and left
+reaped sockets open), HTTP bodies, frames, nesting and connections are bounded, and
+plain-HTTP sessions are refused. There is no authentication: docs/guides/serving.md has
+the protocol, every bound and its value, and how to run the server behind a proxy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import re
+import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -277,6 +287,270 @@ class _ServedEnv:
         self.env.close()
 
 
+MAX_FRAME_BYTES = 1 << 23
+"""The largest WebSocket frame read (8 MiB): room for an action of MAX_ACTION_CHARS
+characters even if every one is a JSON escape. A larger frame closes the connection
+(code 1009, the WebSocket protocol's "message too big")."""
+MAX_HTTP_BODY_BYTES = 1 << 23
+"""The largest HTTP request body read (8 MiB); a larger one gets 413, unread."""
+MAX_MESSAGE_DEPTH = 64
+"""The deepest nesting of lists and objects in one WebSocket message."""
+MAX_ERROR_CHARS = 2000
+"""What an error reply quotes of a message, an exception or an input, at most."""
+EXTRA_CONNECTIONS = 64
+"""Connections (HTTP requests and refused WebSockets) served beside ``max_sessions``
+sessions; past them uvicorn answers 503 (it bounds the bodies held at once)."""
+_LOG = "uvicorn.error"
+
+
+class _BodyLimit:
+    """ASGI middleware: an HTTP body over ``limit`` bytes gets 413 before anything parses it.
+
+    OpenEnv's routes read bodies whole, without a bound (a 50 MB ``/step`` was parsed).
+    """
+
+    def __init__(self, app: Any, limit: int = MAX_HTTP_BODY_BYTES) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await self._refuse(send)
+            return
+        body = bytearray()
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                await self._refuse(send)
+                return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        detail = json.dumps({"detail": f"request body over {self.limit} bytes"}).encode()
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": detail})
+
+
+def _short(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects deeper than ``limit`` (iterative)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                return True
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _error(message: str, code: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "data": {"message": _short(message), "code": code, **extra}}
+
+
+def _validation_errors(exc: Any) -> list[dict[str, Any]]:
+    """pydantic's errors, each input quoted within MAX_ERROR_CHARS, at most 20."""
+    out = []
+    for error in exc.errors(include_url=False, include_context=False)[:20]:
+        entry = {k: error[k] for k in ("type", "loc", "msg") if k in error}
+        if "input" in error:
+            shown = json.dumps(jsonable(error["input"]), ensure_ascii=True, default=repr)
+            entry["input"] = _short(shown, 200)
+        out.append(entry)
+    return out
+
+
+def _encode(reply: dict[str, Any]) -> str:
+    """The reply as JSON text that always encodes: non-ASCII (a lone surrogate too) escaped.
+
+    OpenEnv's replies are UTF-8 text, which a lone surrogate (an answer holding
+    ``"\ud800"``) cannot be: the step ran but its reply failed, and the client never
+    saw its reward. An escape carries the same string to any JSON reader.
+    """
+    return json.dumps(reply, ensure_ascii=True, allow_nan=False, default=str)
+
+
+class _Sessions:
+    """meeting_gym's ``/ws``: OpenEnv's session pool and message protocol, hardened.
+
+    OpenEnv 0.3's own ``/ws`` handler (``HTTPEnvServer.register_routes``) is the cause of
+    these, so this replaces it, keeping its pool (``_create_session``, the idle reaper,
+    the capacity) and its messages (``reset``, ``step``, ``state``, ``close``, the same
+    replies and error codes):
+
+    * a message that is not a JSON object (``[1,2]``, ``"reset"``, ``null``), a binary
+      frame, nesting past :data:`MAX_MESSAGE_DEPTH` or an integer JSON cannot read ended
+      the session; here each gets an error reply and the session stays usable;
+    * a reply holding a lone surrogate failed to serialise after the step ran;
+    * the reaper freed an idle session's slot but left its socket open and playable
+      (so the cap could be passed without limit); here the socket is closed (1001);
+    * ``state`` did not count as activity; here it does;
+    * a client gone without a close handshake logged a 4.4 KB traceback; here one line.
+    """
+
+    def __init__(self, server: Any, built: Models) -> None:
+        self.server = server
+        self.built = built
+        self.sockets: dict[str, Any] = {}
+        self.log = logging.getLogger(_LOG)
+        destroy = server._destroy_session
+
+        async def destroy_and_close(session_id: str) -> None:
+            # the reaper (and our own clean-up) destroys through here: close the socket too
+            websocket = self.sockets.pop(session_id, None)
+            await destroy(session_id)
+            if websocket is not None:
+                await self._close(websocket, 1001, "session expired (idle timeout)")
+
+        server._destroy_session = destroy_and_close
+
+    @staticmethod
+    async def _close(websocket: Any, code: int, reason: str = "") -> None:
+        from starlette.websockets import WebSocketDisconnect, WebSocketState
+
+        if websocket.application_state == WebSocketState.DISCONNECTED:
+            return
+        # closing already, or gone: nothing left to tell
+        with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
+            await websocket.close(code=code, reason=reason)
+
+    async def endpoint(self, websocket: Any) -> None:
+        from openenv.core.env_server.exceptions import (
+            EnvironmentFactoryError,
+            SessionCapacityError,
+        )
+
+        await websocket.accept()
+        try:
+            session_id, env = await self.server._create_session()
+        except SessionCapacityError as exc:
+            reply = _error(str(exc), "CAPACITY_REACHED", active_sessions=exc.active_sessions)
+            reply["data"]["max_sessions"] = exc.max_sessions
+            await self._send_and_close(websocket, reply, 1013)
+            return
+        except EnvironmentFactoryError as exc:
+            reply = _error(str(exc), "FACTORY_ERROR", factory_name=exc.factory_name)
+            await self._send_and_close(websocket, reply, 1011)
+            return
+        self.sockets[session_id] = websocket
+        try:
+            await self._serve(websocket, session_id, env)
+        finally:
+            self.sockets.pop(session_id, None)
+            await self.server._destroy_session(session_id)
+            await self._close(websocket, 1000)
+
+    async def _send_and_close(self, websocket: Any, reply: dict[str, Any], code: int) -> None:
+        from starlette.websockets import WebSocketDisconnect
+
+        with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
+            await websocket.send_text(_encode(reply))
+        await self._close(websocket, code)
+
+    async def _serve(self, websocket: Any, session_id: str, env: Any) -> None:
+        from starlette.websockets import WebSocketDisconnect
+
+        while True:
+            try:
+                message = await websocket.receive()
+            except (RuntimeError, OSError, WebSocketDisconnect):
+                return
+            if message["type"] == "websocket.disconnect":
+                code = message.get("code", 1000)
+                if code not in (1000, 1001) and session_id in self.server._sessions:
+                    peer = websocket.client
+                    where = f"{peer.host}:{peer.port}" if peer else "a client"
+                    self.log.warning("%s left without a close handshake (code %s)", where, code)
+                return
+            if session_id not in self.server._sessions:
+                return  # reaped between two messages: the socket is being closed
+            text = message.get("text")
+            if text is None:
+                reply: dict[str, Any] | None = _error(
+                    "binary frames are not read: send each message as JSON text", "INVALID_JSON"
+                )
+            else:
+                reply = await self._answer(session_id, env, text)
+            if reply is None:  # "close"
+                return
+            try:
+                await websocket.send_text(_encode(reply))
+            except (RuntimeError, OSError, WebSocketDisconnect):
+                return
+
+    async def _answer(self, session_id: str, env: Any, text: str) -> dict[str, Any] | None:
+        from pydantic import ValidationError
+
+        try:
+            message = json.loads(text)
+        except RecursionError:
+            return _error("invalid JSON: nested too deeply", "INVALID_JSON")
+        except ValueError as exc:  # JSONDecodeError, or an integer of too many digits
+            return _error(f"invalid JSON: {exc}", "INVALID_JSON")
+        if not isinstance(message, dict):
+            kind = type(message).__name__
+            return _error(
+                f'a message is a JSON object with a "type" (reset, step, state, close), got {kind}',
+                "VALIDATION_ERROR",
+            )
+        if _depth_over(message, MAX_MESSAGE_DEPTH):
+            return _error(f"message nested deeper than {MAX_MESSAGE_DEPTH} levels", "INVALID_JSON")
+        kind = message.get("type")
+        data = message.get("data", {})
+        server = self.server
+        try:
+            if kind == "close":
+                return None
+            if kind == "state":
+                server._update_session_activity(session_id)
+                state = await server._run_in_session_executor(session_id, lambda: env.state)
+                return {"type": "state", "data": state.model_dump()}
+            if kind not in ("reset", "step"):
+                return _error(f"Unknown message type: {_short(repr(kind), 200)}", "UNKNOWN_TYPE")
+            if not isinstance(data, dict):
+                return _error(
+                    f'"data" must be a JSON object, got {type(data).__name__}', "VALIDATION_ERROR"
+                )
+            if kind == "reset":
+                observation = await server._run_in_session_executor(session_id, env.reset, **data)
+                server._update_session_activity(session_id)
+            else:
+                action = self.built.action.model_validate(data)
+                observation = await server._run_in_session_executor(session_id, env.step, action)
+                server._update_session_activity(session_id, increment_step=True)
+        except ValidationError as exc:
+            reply = _error("Invalid message", "VALIDATION_ERROR")
+            reply["data"]["errors"] = _validation_errors(exc)
+            return reply
+        except Exception as exc:  # any failure of one request is its reply, never the session's
+            return _error(str(exc) or type(exc).__name__, "EXECUTION_ERROR")
+        from openenv.core.env_server.serialization import serialize_observation
+
+        return {"type": "observation", "data": jsonable(serialize_observation(observation))}
+
+
 def create_server_app(
     env_id: str,
     *,
@@ -284,14 +558,24 @@ def create_server_app(
     idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     **env_kwargs: Any,
 ) -> Any:
-    """The FastAPI app serving ``env_id`` (OpenEnv's routes and WebSocket sessions)."""
-    from fastapi import Request
-    from fastapi.responses import JSONResponse
-    from openenv.core.env_server.http_server import create_app
-    from openenv.core.env_server.types import ConcurrencyConfig
+    """The ASGI app serving ``env_id``: OpenEnv's routes, meeting_gym's ``/ws`` sessions.
 
-    if max_sessions < 1:
-        raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
+    HTTP bodies are bounded (:data:`MAX_HTTP_BODY_BYTES`); ``/ws`` is :class:`_Sessions`;
+    plain-HTTP sessions (``POST /mcp`` ``openenv/session/create``) are refused and the
+    ``/mcp`` WebSocket is not served (see docs/guides/serving.md).
+    """
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+    from openenv.core.env_server.http_server import HTTPEnvServer
+    from openenv.core.env_server.types import ConcurrencyConfig
+    from starlette.routing import Route, WebSocketRoute
+
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise ValueError(f"max_sessions must be at least 1, got {max_sessions!r}")
+    if idle_timeout_s is not None and not (0 < idle_timeout_s < float("inf")):
+        raise ValueError(
+            f"idle_timeout_s must be a positive number of seconds (or None), got {idle_timeout_s!r}"
+        )
     built = models(env_id)
     # a class with the session flag (OpenEnv checks it on the factory), made with env_kwargs
     factory = built.environment
@@ -302,23 +586,85 @@ def create_server_app(
             served.__init__(self, **env_kwargs)
 
         factory = type(served.__name__, (served,), {"__init__": init})
-    app = create_app(
+    app = FastAPI(title=f"meeting_gym {env_id} (OpenEnv)")
+    server = HTTPEnvServer(
         factory,
         built.action,
         built.observation,
-        env_name=env_id,
         concurrency_config=ConcurrencyConfig(
             max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s
         ),
     )
+    server.register_routes(app)
+    sessions = _Sessions(server, built)
+    mcp_post = None
+    kept = []
+    for route in app.router.routes:
+        path = getattr(route, "path", None)
+        if isinstance(route, WebSocketRoute) and path in ("/ws", "/mcp"):
+            continue  # replaced (/ws) or not served (/mcp: no MCP tools here)
+        if isinstance(route, Route) and path == "/mcp":
+            mcp_post = route.endpoint
+            continue
+        kept.append(route)
+    app.router.routes[:] = kept
+    app.router.routes.append(WebSocketRoute("/ws", sessions.endpoint))  # Starlette's: no DI
+
+    async def mcp(request: Request) -> Any:
+        # OpenEnv's HTTP session holds a WebSocket slot that only the idle reaper frees
+        # (never, without an idle timeout) and has no connection to close: refused here
+        try:
+            method = json.loads(await request.body()).get("method")
+        except (ValueError, AttributeError, RecursionError):
+            method = None
+        if method == "openenv/session/create":
+            return JSONResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": -32601,
+                        "message": "openenv/session/create is not served here: "
+                        "sessions are WebSocket connections (/ws)",
+                    },
+                }
+            )
+        assert mcp_post is not None
+        return JSONResponse(await mcp_post(request))
+
+    if mcp_post is not None:  # Starlette's route: the endpoint gets the request as is
+        app.router.routes.append(Route("/mcp", mcp, methods=["POST"]))
 
     async def bad_request(request: Request, exc: Exception) -> JSONResponse:
         # a reset option or a step the env refuses: the client's mistake, named, not a 500
         status = 409 if isinstance(exc, NoEpisodeError) else 422
-        return JSONResponse(status_code=status, content={"detail": str(exc)})
+        return JSONResponse(status_code=status, content={"detail": _short(str(exc))})
 
     app.add_exception_handler(ValueError, bad_request)
+    app.add_middleware(_BodyLimit, limit=MAX_HTTP_BODY_BYTES)
     return app
+
+
+def uvicorn_options(max_sessions: int = DEFAULT_MAX_SESSIONS) -> dict[str, Any]:
+    """The uvicorn settings that bound a server's frames and connections."""
+    return {"ws_max_size": MAX_FRAME_BYTES, "limit_concurrency": max_sessions + EXTRA_CONNECTIONS}
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``; a ``ValueError`` in one line if it cannot be."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
 
 
 def serve(
@@ -329,12 +675,28 @@ def serve(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     log_level: str = "warning",
+    on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
-    """Run the server until interrupted (uvicorn)."""
+    """Run the server until interrupted (uvicorn); ``on_listening(host, port)`` once it listens.
+
+    A port that cannot be bound (in use, say) is a ``ValueError``, before anything prints.
+    """
     import uvicorn
 
     app = create_server_app(env_id, max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=1 << 24)
+    sock = listen(host, port)
+    config = uvicorn.Config(app, log_level=log_level, **uvicorn_options(max_sessions))
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if on_listening is not None and not self.should_exit:
+                on_listening(host, sock.getsockname()[1])
+
+    try:
+        Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 @cache

@@ -24,7 +24,8 @@ The splits:
 
 Any item is addressable the same way everywhere: ``env.reset(options={"split": "eval",
 "index": 7})`` plays ``load_split("eval", env=...)[7]``, and every exported row carries
-the ``options`` that reproduce it.
+the ``options`` that reproduce it. The ``eval`` split is addressable up to
+:data:`MAX_EVAL_ITEMS` items (a larger ``index`` or ``n`` is a ``ValueError`` naming it).
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ HELD_OUT_BUCKETS = 16
 """Items whose id hashes below this (of 256) are held out for ``eval``: 1 in 16."""
 MAX_ATTEMPTS = 4096
 """Redraws allowed for one item before the configuration is declared too narrow."""
+MAX_EVAL_ITEMS = 1000
+"""How many ``eval`` items are addressable (indices 0 to 999). Item ``k`` depends on
+every item before it (repeats are skipped), so reaching it walks the stream: the bound
+keeps that walk short whatever a client asks (the figures: docs/guides/serving.md)."""
 SPLIT_OPTIONS = frozenset({"split", "index", "split_seed", "difficulty"})
 """The reset options every env understands (besides each task's own)."""
 
@@ -96,7 +101,14 @@ def draw(
 
 
 class _EvalStream:
-    """The ``eval`` split of one configuration, generated as far as it has been asked."""
+    """The ``eval`` split of one configuration, generated as far as it has been asked.
+
+    Items are only ever appended, so a reader of an item already generated takes no
+    lock and never waits. One thread at a time walks the stream further (the walk is
+    shared work: items depend on the ones before them, repeats being skipped); it
+    draws without holding the lock and publishes each item as it goes, so a reader
+    waiting for item ``k`` goes on as soon as ``k`` exists, not when the walk ends.
+    """
 
     def __init__(self, task: Task[Any, Any], seed: int, difficulty: str | None) -> None:
         self.task, self.seed, self.difficulty = task, seed, difficulty
@@ -104,33 +116,63 @@ class _EvalStream:
         self.items = [item for item in curated if task.accepts(item, difficulty)]
         self.keys = {task.key(item) for item in self.items}
         self.next_index = 0
-        self.lock = threading.Lock()
+        self.ready = threading.Condition()
+        self.walking = False
+
+    def item(self, index: int) -> Any:
+        """Item ``index`` (generated if it is not yet)."""
+        if index < len(self.items):  # no lock: a generated prefix never changes
+            return self.items[index]
+        with self.ready:
+            while self.walking and index >= len(self.items):
+                self.ready.wait()
+            if index < len(self.items):
+                return self.items[index]
+            self.walking = True
+        try:
+            self._walk(index + 1)
+        finally:
+            with self.ready:
+                self.walking = False
+                self.ready.notify_all()
+        return self.items[index]
 
     def take(self, n: int) -> list[Any]:
-        with self.lock:
-            misses = 0
-            while len(self.items) < n:
-                item, _ = draw(
-                    self.task, self.seed + 1, self.next_index, self.difficulty, held=True
-                )
-                self.next_index += 1
-                key = self.task.key(item)
-                if key in self.keys:
-                    misses += 1
-                    if misses > 50 * n + 1000:
-                        raise ValueError(
-                            f"could only find {len(self.items)} distinct eval items (wanted {n}): "
-                            "this configuration's item space is too small"
-                        )
-                    continue
-                self.keys.add(key)
+        """The first ``n`` items."""
+        if n:
+            self.item(n - 1)
+        return self.items[:n]
+
+    def _walk(self, n: int) -> None:
+        """Generate until ``n`` items exist (only the thread that set ``walking`` runs this)."""
+        misses = 0
+        while len(self.items) < n:
+            item, _ = draw(self.task, self.seed + 1, self.next_index, self.difficulty, held=True)
+            self.next_index += 1
+            key = self.task.key(item)
+            if key in self.keys:
+                misses += 1
+                if misses > 50 * n + 1000:
+                    raise ValueError(
+                        f"could only find {len(self.items)} distinct eval items (wanted {n}): "
+                        "this configuration's item space is too small"
+                    )
+                continue
+            self.keys.add(key)
+            with self.ready:
                 self.items.append(item)
-            return self.items[:n]
+                self.ready.notify_all()
 
 
 _STREAMS: OrderedDict[tuple[Any, ...], _EvalStream] = OrderedDict()
 _STREAMS_LOCK = threading.Lock()
 _MAX_STREAMS = 32
+
+
+MAX_RETAINED_EVAL_ITEMS = 8 * MAX_EVAL_ITEMS
+"""The most eval items kept generated across all configurations (8,000): past it, the
+least recently used streams are dropped (regenerated if asked again), so a client that
+walks many split seeds cannot grow the process without bound."""
 
 
 def _eval_stream(task: Task[Any, Any], seed: int, difficulty: str | None) -> _EvalStream:
@@ -139,10 +181,27 @@ def _eval_stream(task: Task[Any, Any], seed: int, difficulty: str | None) -> _Ev
         stream = _STREAMS.get(key)
         if stream is None:
             stream = _STREAMS[key] = _EvalStream(task, seed, difficulty)
-            while len(_STREAMS) > _MAX_STREAMS:
-                _STREAMS.popitem(last=False)
         _STREAMS.move_to_end(key)
+        _trim()
         return stream
+
+
+def _trim() -> None:
+    """Drop the least recently used streams past the count and item bounds (lock held);
+    the most recent one stays (a walker holds its stream whether it is listed or not)."""
+    while len(_STREAMS) > 1 and (
+        len(_STREAMS) > _MAX_STREAMS
+        or sum(len(stream.items) for stream in _STREAMS.values()) > MAX_RETAINED_EVAL_ITEMS
+    ):
+        _STREAMS.popitem(last=False)
+
+
+def _walked(stream: _EvalStream, index: int) -> Any:
+    """Item ``index`` of ``stream``, then the retained streams trimmed to their bounds."""
+    item = stream.item(index)
+    with _STREAMS_LOCK:
+        _trim()
+    return item
 
 
 def split_names(task: Task[Any, Any] | type[Task[Any, Any]]) -> tuple[str, ...]:
@@ -167,6 +226,14 @@ def _check_count(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
     return value
+
+
+def _check_eval_count(count: int, what: str, value: int) -> None:
+    if count > MAX_EVAL_ITEMS:
+        raise ValueError(
+            f"{what} {value} is past the eval split's bound: MAX_EVAL_ITEMS is "
+            f"{MAX_EVAL_ITEMS} (indices 0 to {MAX_EVAL_ITEMS - 1})"
+        )
 
 
 def load_split(
@@ -203,7 +270,11 @@ def load_split(
             UserWarning,
             stacklevel=2,
         )
-    return _eval_stream(task, seed, difficulty).take(size)
+    _check_eval_count(size, "n", size)
+    stream = _eval_stream(task, seed, difficulty)
+    if size:
+        _walked(stream, size - 1)
+    return stream.take(size)
 
 
 def split_item(
@@ -225,7 +296,8 @@ def split_item(
     if name != "eval":
         items = _fixed(task, name, difficulty)
     else:
-        items = _eval_stream(task, seed, difficulty).take(index + 1)
+        _check_eval_count(index + 1, "index", index)
+        return _walked(_eval_stream(task, seed, difficulty), index), None
     if index >= len(items):
         raise ValueError(f"index {index} is out of range: split {name!r} has {len(items)} items")
     return items[index], None

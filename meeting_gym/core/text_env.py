@@ -21,8 +21,20 @@ from meeting_gym.core.splits import SPLIT_OPTIONS, draw, options_item
 from meeting_gym.core.task import Task
 
 MAX_ACTION_CHARS = 1 << 20
+"""The longest string action read (1,048,576 characters); a longer one is an error that
+costs the turn, as any malformed action."""
 MAX_OBSERVATION_CHARS = 1 << 16
 MAX_CALLS_PER_TURN = 32
+MAX_TRANSCRIPT_ENTRY_CHARS = MAX_OBSERVATION_CHARS
+"""What the transcript keeps of one action or observation (65,536 characters)."""
+MAX_TRANSCRIPT_CHARS = 1 << 20
+"""What one episode's transcript keeps in all (1,048,576 characters); later entries are
+counted, not kept."""
+MAX_OPTION_CHARS = 1 << 20
+"""The largest ``item`` (or task option such as ``scenario``) a reset takes, measured as
+its JSON text (1,048,576 characters)."""
+MAX_OPTION_DEPTH = 32
+"""The deepest nesting of lists and objects in such an option."""
 ANSWER_RECEIVED = "Answer received."
 COMMON_OPTIONS = SPLIT_OPTIONS | {"item"}
 """Reset options of every env: an item itself, or a split item, or the next draw's difficulty."""
@@ -71,6 +83,9 @@ class TextInterface:
         return observation, terminated
 
     def _apply(self, episode: Episode, action: Any) -> tuple[str, bool]:
+        refused = oversized(action)
+        if refused is not None:
+            return refused, False
         if self.task.toolset is None:
             if not isinstance(action, str):
                 kind = type(action).__name__
@@ -86,6 +101,57 @@ class TextInterface:
         results = [episode.call(call.name, call.arguments) for call in parsed.calls]
         text = results[0] if len(results) == 1 else json.dumps(results, ensure_ascii=False)
         return clip(text), False
+
+
+def oversized(action: Any) -> str | None:
+    """The error observation of a string action over :data:`MAX_ACTION_CHARS`, else None."""
+    if isinstance(action, str) and len(action) > MAX_ACTION_CHARS:
+        return (
+            f"error: the action has {len(action):,} characters, over MAX_ACTION_CHARS "
+            f"({MAX_ACTION_CHARS:,}); it was not read"
+        )
+    return None
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    note = f"... [{len(text) - limit:,} more characters]"
+    return text[:limit] + note
+
+
+def check_option_size(name: str, value: Any) -> None:
+    """Refuse a reset option over :data:`MAX_OPTION_CHARS` of JSON or :data:`MAX_OPTION_DEPTH`
+    levels deep, before anything parses it: a ``ValueError`` naming the bound exceeded.
+
+    The walk stops as soon as a bound is passed, so its own work is bounded too.
+    """
+    size = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth > MAX_OPTION_DEPTH:
+                raise ValueError(
+                    f"reset option {name!r} is nested deeper than MAX_OPTION_DEPTH "
+                    f"({MAX_OPTION_DEPTH})"
+                )
+            size += 2 + len(node)
+            children = node.items() if isinstance(node, dict) else ((None, v) for v in node)
+            for key, child in children:
+                if key is not None:
+                    size += len(str(key)) + 3
+                stack.append((child, depth + 1))
+        elif isinstance(node, str):
+            size += len(node) + 2
+        else:
+            size += 8  # a number, a bool, None (or a loaded object: its own loader bounds it)
+        if size > MAX_OPTION_CHARS:
+            raise ValueError(
+                f"reset option {name!r} is over MAX_OPTION_CHARS ({MAX_OPTION_CHARS:,} "
+                "characters of JSON)"
+            )
 
 
 def clip(text: str) -> str:
@@ -106,7 +172,9 @@ class TextEnv(gym.Env):
     task; its class docstring describes the rules, the answer format and the rubric.
 
     ## Action Space
-    Any string (``AnyText``, up to 1,048,576 characters). For a task without tools
+    Any string (``AnyText``, up to 1,048,576 characters, ``MAX_ACTION_CHARS``; a longer
+    one gets an ``error:`` observation naming the bound and uses the turn, unread). For
+    a task without tools
     (single turn) the string is the reply and ends the episode. For a task with tools:
 
     * a tool call as JSON ``{"name": ..., "arguments": {...}}`` (arguments may be a
@@ -148,7 +216,10 @@ class TextEnv(gym.Env):
     ``gymnasium.make(ENV_ID, difficulty=None, max_turns=None, render_mode=None,
     **task_settings)``: ``difficulty`` is one of the task's levels (None: its default
     mix); ``max_turns`` defaults to the task's (1 for a single-turn task);
-    ``render_mode="ansi"`` prints the transcript. ``reset(options=...)`` takes
+    ``render_mode="ansi"`` prints the transcript (each entry up to 65,536 characters,
+    1,048,576 in all per episode: later entries are counted, not kept). An ``item``
+    (or a task's option holding an item, such as ``scenario``) is refused past
+    ``MAX_OPTION_CHARS`` of JSON or ``MAX_OPTION_DEPTH`` levels. ``reset(options=...)`` takes
     ``{"split": "eval", "index": 7}`` (plus ``"split_seed"``, default 42) for
     ``load_split("eval", env=ENV_ID)[7]``, ``{"difficulty": ...}`` for the next draw,
     and the task's own options. ``reset(seed=s)`` plays ``load_split("train",
@@ -189,6 +260,8 @@ class TextEnv(gym.Env):
         self.episode: Episode | None = None
         self.turns = 0
         self.transcript: list[tuple[str, str]] = []
+        self._transcript_chars = 0
+        self.transcript_dropped = 0
         self._stream_seed: int | None = None
         self._stream_index = 0
 
@@ -230,7 +303,9 @@ class TextEnv(gym.Env):
             info.setdefault(key, value)
         self.episode = episode
         self.turns = 0
-        self.transcript = [("question", task.question(item))]
+        self.transcript = []
+        self._transcript_chars = self.transcript_dropped = 0
+        self._record("question", task.question(item))
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -243,13 +318,23 @@ class TextEnv(gym.Env):
         truncated = not terminated and (episode.truncated or self.turns >= self.max_turns)
         info: dict[str, Any] = {self.task.id_key: episode.item_id, "turn": self.turns}
         info.update(interface.step_info())
-        self.transcript.append(("action", str(interface.last_action)))
+        self._record("action", str(interface.last_action))
         if interface.last_result is not None:
-            self.transcript.append(("observation", interface.last_result))
+            self._record("observation", interface.last_result)
         reward = episode.take_reward()
         if terminated or truncated:
             info.update(episode.outcome())
         return observation, reward, terminated, truncated, info
+
+    def _record(self, kind: str, text: str) -> None:
+        """Keep one transcript entry, within :data:`MAX_TRANSCRIPT_ENTRY_CHARS` and, for the
+        whole episode, :data:`MAX_TRANSCRIPT_CHARS` (past it, entries are only counted)."""
+        text = shorten(text, MAX_TRANSCRIPT_ENTRY_CHARS)
+        if self._transcript_chars + len(text) > MAX_TRANSCRIPT_CHARS:
+            self.transcript_dropped += 1
+            return
+        self._transcript_chars += len(text)
+        self.transcript.append((kind, text))
 
     def render(self) -> Any:
         if self.render_mode != "ansi" or self.episode is None:
@@ -259,6 +344,8 @@ class TextEnv(gym.Env):
     def render_transcript(self) -> str:
         """The episode so far as text: question, actions, observations (and the grade)."""
         lines = [f"[{kind}] {text}" for kind, text in self.transcript]
+        if self.transcript_dropped:
+            lines.append(f"[...] {self.transcript_dropped} later entries not kept")
         episode = self.episode
         if episode is not None and (episode.done or self.turns >= self.max_turns):
             outcome = episode.outcome()
@@ -281,6 +368,9 @@ class TextEnv(gym.Env):
             known = ", ".join(sorted(COMMON_OPTIONS | task.reset_options))
             names = ", ".join(sorted(map(repr, unknown)))
             raise ValueError(f"unknown reset option(s) {names}; known: {known}")
+        for name in ("item", *sorted(task.reset_options & set(options))):
+            if name in options:
+                check_option_size(name, options[name])
         own = task.load_item(options["item"]) if "item" in options else None
         if task.reset_options & set(options):
             if own is not None:

@@ -13,7 +13,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from meeting_gym.core.spaces import AnyText
-from meeting_gym.core.text_env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, TextEnv, clip
+from meeting_gym.core.text_env import (
+    MAX_ACTION_CHARS,
+    MAX_OBSERVATION_CHARS,
+    TextEnv,
+    clip,
+    oversized,
+    shorten,
+)
+from meeting_gym.envs.timetable_planner.actions import Rejected
 from meeting_gym.envs.timetable_planner.discrete import DEFAULT_BOUNDS, Bounds, DiscreteInterface
 from meeting_gym.envs.timetable_planner.task import PlannerEpisode, TimetablePlannerTask
 from meeting_gym.envs.timetable_planner.tools import read_actions
@@ -61,8 +69,13 @@ class TextInterface:
     def apply(self, episode: PlannerEpisode, action: Any) -> tuple[str, bool]:
         if episode is not self.episode:
             raise RuntimeError("call begin(episode) before apply()")
-        self.last_action = action if isinstance(action, str) else repr(action)[:1000]
-        objects = read_actions(action)
+        refused = oversized(action)
+        if refused is not None:  # never parsed: one malformed action (a unit of the budget)
+            self.last_action = shorten(action, 1000)
+            objects: list[Any] = [Rejected(refused.removeprefix("error: "))]
+        else:
+            self.last_action = action if isinstance(action, str) else repr(action)[:1000]
+            objects = read_actions(action)
         results: list[str] = []
         for index, item in enumerate(objects):
             if episode.done:

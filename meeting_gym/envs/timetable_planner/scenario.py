@@ -64,6 +64,10 @@ DEFAULT_STEP_BUDGET = 30
 MAX_DAYS = 14
 MAX_SLOTS_PER_DAY = 48
 MAX_STEP_BUDGET = 100_000
+MAX_ENTITIES = 1000
+"""The most teachers, groups, rooms or sessions (each) a scenario may list, and the most
+initial or baseline assignments: loading and scoring grow faster than linearly with
+them, so the bound keeps one reset's work bounded (docs/guides/serving.md)."""
 
 SlotMap = tuple[tuple[int, tuple[int, ...]], ...]
 """A slot map: (day index, slots) pairs, in the order given. JSON: ``{"0": [1, 2]}``."""
@@ -307,6 +311,14 @@ def _object(path: str, value: Any, allowed: Sequence[str], required: Sequence[st
     return value
 
 
+def _entities(path: str, value: Any) -> list[Any]:
+    """A list of at most :data:`MAX_ENTITIES` entries."""
+    items = _list(path, value)
+    if len(items) > MAX_ENTITIES:
+        raise _fail(path, f"lists {len(items)} entries, over MAX_ENTITIES ({MAX_ENTITIES})")
+    return items
+
+
 def _list(path: str, value: Any) -> list[Any]:
     if not isinstance(value, list | tuple):
         raise _fail(path, f"must be a list, got {_show(value)}")
@@ -403,7 +415,7 @@ def _placements(
 ) -> tuple[Placement, ...]:
     out = []
     placed: set[str] = set()
-    for index, item in enumerate(_list(path, value)):
+    for index, item in enumerate(_entities(path, value)):
         where = f"{path}[{index}]"
         data = _object(where, item, _PLACEMENT_KEYS, _PLACEMENT_KEYS)
         session_id = _id(f"{where}.session_id", data["session_id"])
@@ -508,7 +520,7 @@ def _load(data: Any) -> Scenario:
     )
 
     teachers = []
-    for index, item in enumerate(_list("scenario.teachers", top["teachers"])):
+    for index, item in enumerate(_entities("scenario.teachers", top["teachers"])):
         path = f"scenario.teachers[{index}]"
         entry = _object(
             path, item, ("teacher_id", "available_slots", "preferred_slots"), ("teacher_id",)
@@ -523,7 +535,7 @@ def _load(data: Any) -> Scenario:
     _unique("scenario.teachers", [t.teacher_id for t in teachers], "teacher_id")
 
     groups = []
-    for index, item in enumerate(_list("scenario.groups", top["groups"])):
+    for index, item in enumerate(_entities("scenario.groups", top["groups"])):
         path = f"scenario.groups[{index}]"
         entry = _object(path, item, ("group_id", "size"), ("group_id", "size"))
         groups.append(
@@ -534,7 +546,7 @@ def _load(data: Any) -> Scenario:
     _unique("scenario.groups", [g.group_id for g in groups], "group_id")
 
     rooms = []
-    for index, item in enumerate(_list("scenario.rooms", top["rooms"])):
+    for index, item in enumerate(_entities("scenario.rooms", top["rooms"])):
         path = f"scenario.rooms[{index}]"
         allowed = ("room_id", "capacity", "room_type", "available_slots")
         entry = _object(path, item, allowed, allowed[:3])
@@ -551,7 +563,7 @@ def _load(data: Any) -> Scenario:
     teacher_ids = {t.teacher_id for t in teachers}
     group_ids = {g.group_id for g in groups}
     room_ids = {r.room_id for r in rooms}
-    session_items = _list("scenario.sessions", top["sessions"])
+    session_items = _entities("scenario.sessions", top["sessions"])
     sessions = tuple(
         _session(f"scenario.sessions[{i}]", item, teacher_ids, group_ids, per_day)
         for i, item in enumerate(session_items)
