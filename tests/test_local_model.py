@@ -140,6 +140,27 @@ def test_the_cli_says_in_one_line_when_the_model_is_missing(tmp_path, capsys):
     assert code == 2 and "--policy local needs --model" in capsys.readouterr().err
 
 
+def test_the_cli_refuses_native_tools_for_a_template_without_them(monkeypatch, capsys):
+    import meeting_gym.agentkit.local as local
+    from meeting_gym.cli import main
+
+    made = []
+
+    def fake_client(name, **kwargs):
+        made.append(client_for(lambda prompt: "x")[0])
+        return made[-1]
+
+    monkeypatch.setattr(local, "resolve_model", lambda name: None)
+    monkeypatch.setattr(local, "LocalChatClient", fake_client)
+    argv = ["eval", "--env", "CronSchedule-Tools-v0", "--policy", "local", "--model", "m"]
+    assert main([*argv, "--tool-protocol", "native"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "meeting-gym: error: m's chat template renders no tools: use --tool-protocol text"
+    ]
+    assert not made[0]._thread.is_alive()  # the refused client's generation thread is stopped
+
+
 # ----------------------------------------------------------------------------- generation
 
 

