@@ -132,7 +132,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server():
+def llama_server(tmp_path_factory):
     pytest.importorskip("llama_cpp", reason='needs pip install "llama-cpp-python[server]"')
     pytest.importorskip("sse_starlette", reason='needs pip install "llama-cpp-python[server]"')
     port = free_port()
@@ -152,7 +152,11 @@ def llama_server():
         "--n_ctx",
         "8192",
     ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # the server's log goes to a file: llama.cpp prints the whole model card on start, which
+    # would fill a pipe nobody reads and stall the server
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    handle = open(log, "wb")  # noqa: SIM115 - closed in the finally below
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
@@ -163,7 +167,8 @@ def llama_server():
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("llama_cpp.server did not start") from None
+                    tail = log.read_text(errors="replace")[-2000:]
+                    raise RuntimeError(f"llama_cpp.server did not start:\n{tail}") from None
                 time.sleep(0.5)
         yield url
     finally:
@@ -173,6 +178,7 @@ def llama_server():
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        handle.close()
 
 
 @pytest.mark.parametrize(
