@@ -177,7 +177,10 @@ class LocalChatClient:
             self.source = None
             self.tokenizer, self.model = model
             self.name = getattr(self.model, "name_or_path", "local")
-        torch, _ = _transformers()
+        try:
+            import torch  # a model already loaded needs torch, not transformers
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise ImportError(INSTALL_HINT) from exc
         self._torch = torch
         if seed is not None:
             torch.manual_seed(seed)
