@@ -11,8 +11,9 @@ and replayed (:mod:`meeting_gym.agents.replay`): the script fails if a logged re
 the env's grade of the logged actions.
 
 A turn is malformed when the env answered it with an ``error:`` observation (no tool call or
-answer could be read, or a tool refused its arguments), or when it was the final reply and
-no answer could be read from it.
+answer could be read, or a tool refused its arguments; TimetablePlanner: a state whose
+``last_action`` is ``invalid``), or when it was the final reply and no answer could be read
+from it.
 
     python -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --n_ctx 8192 &
     python scripts/real_model_table.py --base-url http://127.0.0.1:8080/v1 --model smollm2 \\
@@ -74,9 +75,23 @@ def malformed_turns(messages: list[dict[str, Any]], answered: bool) -> tuple[int
         following = messages[index + 1] if index + 1 < len(messages) else None
         if following is None:
             bad += not answered
-        elif str(following.get("content") or "").startswith("error:"):
+        elif refused(str(following.get("content") or "")):
             bad += 1
     return bad, turns
+
+
+def refused(observation: str) -> bool:
+    """Whether an observation refuses the action before it: an ``error:`` text, or (for
+    TimetablePlanner, whose observation is a JSON state) ``last_action.outcome`` invalid."""
+    if observation.startswith("error:"):
+        return True
+    if observation.startswith("{"):
+        try:
+            last = json.loads(observation).get("last_action") or {}
+        except (ValueError, AttributeError):
+            return False
+        return isinstance(last, dict) and last.get("outcome") == "invalid"
+    return False
 
 
 def run_policy(env_id: str, name: str, items: list[tuple[Any, dict]], max_turns: int | None):
@@ -91,7 +106,7 @@ def run_policy(env_id: str, name: str, items: list[tuple[Any, dict]], max_turns:
         result = result_of(env, rollout, rubric)
         results.append(result)
         observations = [text for kind, text in env.unwrapped.transcript if kind == "observation"]
-        bad += sum(text.startswith("error:") for text in observations)
+        bad += sum(refused(text) for text in observations)
         bad += result.answer is None and result.turns > len(observations)
         turns += result.turns
     env.close()
