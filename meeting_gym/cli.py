@@ -150,15 +150,13 @@ def _eval(args: argparse.Namespace) -> int:
             if handle is None:
                 return
             if is_llm:
-                from meeting_gym.agents.llm import row
+                from meeting_gym.agents.llm import replayable_row
 
-                line = row(result)
-                # what replays the episode (meeting_gym.agents.replay): the item's reset
-                # options, the episode's seed (the runner's seed + k), the protocol
-                line.update(
+                line = replayable_row(
+                    result,
                     env=args.env,
                     env_kwargs=env_kwargs,
-                    seed=args.seed + written,
+                    seed=args.seed + written,  # the runner seeds episode k with seed + k
                     options=_split_options(args, written // args.rollouts),
                     tool_protocol=protocol,
                     max_turns=args.max_turns,

@@ -115,16 +115,15 @@ def run_policy(env_id: str, name: str, items: list[tuple[Any, dict]], max_turns:
 
 def run_model(args: argparse.Namespace, make_agent: Any, env_id: str, items, protocol, out):
     """The model on ``items``; its rows (with replay fields) go to ``out``."""
-    from meeting_gym.agents.llm import row
+    from meeting_gym.agents.llm import replayable_row
 
     rows: list[dict[str, Any]] = []
 
     def keep(result: EpisodeResult) -> None:
         k = len(rows)
-        line = row(result)
-        line.update(
+        line = replayable_row(
+            result,
             env=env_id,
-            env_kwargs={},
             seed=k,
             options=items[k][1],
             tool_protocol=protocol,

@@ -24,7 +24,7 @@ from meeting_gym.agentkit.local import (  # noqa: E402
     template_has_tools,
 )
 from meeting_gym.agents.evaluate import evaluate  # noqa: E402
-from meeting_gym.agents.llm import row  # noqa: E402
+from meeting_gym.agents.llm import replayable_row  # noqa: E402
 from meeting_gym.agents.replay import replay_row  # noqa: E402
 from meeting_gym.core.splits import load_split  # noqa: E402
 
@@ -257,15 +257,15 @@ def gold_rows(env_id: str, n: int) -> list[dict]:
     with client_for(script)[0] as client:
         make = lambda: LLMAgent(client, "m", tool_protocol="text", max_tokens=200)  # noqa: E731
         for k, result in enumerate(evaluate(make, items, env=env_id, max_concurrent=2)):
-            line = row(result)
-            line.update(
-                env=env_id,
-                seed=k,
-                options={"split": "curated", "index": k},
-                tool_protocol="text",
-                max_turns=None,
+            rows.append(
+                replayable_row(
+                    result,
+                    env=env_id,
+                    seed=k,
+                    options={"split": "curated", "index": k},
+                    tool_protocol="text",
+                )
             )
-            rows.append(line)
     return rows
 
 

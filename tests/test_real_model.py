@@ -35,7 +35,7 @@ except ValueError as exc:
 from meeting_gym.agentkit.llm import LLMAgent
 from meeting_gym.agentkit.local import LocalChatClient
 from meeting_gym.agents.evaluate import evaluate
-from meeting_gym.agents.llm import row
+from meeting_gym.agents.llm import replayable_row
 from meeting_gym.agents.replay import replay_row
 from meeting_gym.core.splits import load_split
 
@@ -77,15 +77,16 @@ def test_in_process_episodes_on_every_env_replay_to_their_logged_rewards(client,
     results = evaluate(make, items, env=env_id, max_turns=MAX_TURNS, max_concurrent=2)
     rows = []
     for k, result in enumerate(results):
-        line = row(result)
-        line.update(
-            env=env_id,
-            seed=k,
-            options={"split": "curated", "index": k},
-            tool_protocol="text",
-            max_turns=MAX_TURNS,
+        rows.append(
+            replayable_row(
+                result,
+                env=env_id,
+                seed=k,
+                options={"split": "curated", "index": k},
+                tool_protocol="text",
+                max_turns=MAX_TURNS,
+            )
         )
-        rows.append(line)
     check_replays(rows)
     # the model really spoke: every reply is its own text, at most MAX_TOKENS tokens
     for line in rows:

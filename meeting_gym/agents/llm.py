@@ -199,6 +199,33 @@ def row(result: EpisodeResult) -> dict[str, Any]:
     }
 
 
+def replayable_row(
+    result: EpisodeResult,
+    *,
+    env: str,
+    seed: int,
+    options: dict[str, Any] | None,
+    tool_protocol: str,
+    max_turns: int | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`row` plus what replays the episode (:func:`meeting_gym.agents.replay.replay_row`).
+
+    ``seed`` and ``options`` are the episode's reset arguments (the runner's seed + k, the
+    item's split options), ``tool_protocol`` and ``max_turns`` how it was played.
+    """
+    line = row(result)
+    line.update(
+        env=env,
+        env_kwargs=dict(env_kwargs or {}),
+        seed=seed,
+        options=options,
+        tool_protocol=tool_protocol,
+        max_turns=max_turns,
+    )
+    return line
+
+
 def totals(results: Sequence[EpisodeResult]) -> dict[str, Any]:
     """Requests, retries and summed token usage (None if the server never reported any)."""
     usages = [r.extra["usage"] for r in results if r.extra.get("usage") is not None]
