@@ -60,11 +60,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--system-prompt", default="short", help="env (the env's own), short, or the text itself"
     )
-    p.add_argument("--sft-n", type=int, default=1024, help="train items for SFT")
+    p.add_argument("--sft-n", type=int, default=640, help="train items for SFT")
     p.add_argument("--sft-batch", type=int, default=32)
     p.add_argument("--sft-epochs", type=float, default=1.0)
     p.add_argument("--sft-lr", type=float, default=1e-4)
-    p.add_argument("--grpo-steps", type=int, default=30)
+    p.add_argument("--grpo-steps", type=int, default=50)
     p.add_argument("--group", type=int, default=8, help="completions per prompt")
     p.add_argument("--prompts", type=int, default=4, help="prompts per GRPO step")
     p.add_argument("--grpo-lr", type=float, default=1e-5)
@@ -74,7 +74,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--tool-iterations", type=int, default=4, help="tool env: tool-calling rounds per rollout"
     )
-    p.add_argument("--eval-n", type=int, default=300, help="held-out eval items")
+    p.add_argument("--eval-n", type=int, default=600, help="held-out eval items")
     p.add_argument("--eval-batch", type=int, default=16)
     p.add_argument(
         "--bf16",
