@@ -101,6 +101,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.prompt_text = system_prompt_for(args.env, args.system_prompt)
     except ValueError as exc:
         p.error(str(exc))
+    from meeting_gym.agentkit.local import resolve_model
+
+    for flag, name in (("--model", args.model), ("--sft-model", args.sft_model)):
+        if name is None:
+            continue
+        try:
+            resolve_model(name)
+        except ValueError as exc:  # a missing model is the user's to fix: one line
+            p.error(f"{flag}: {exc}")
     return args
 
 
@@ -123,22 +132,11 @@ def save(tokenizer: Any, model: Any, folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
-def run_sft(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> list[dict]:
-    """Fine-tune ``model`` in place on the exported train split; its loss log."""
-    from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
+def sft_config(args: argparse.Namespace, out: Path, max_length: int) -> Any:
+    """TRL's ``SFTConfig`` for this run's SFT phase, on the CPU."""
+    from trl import SFTConfig
 
-    path = out / "sft_train.jsonl"
-    export_split(
-        "train",
-        path,
-        args.sft_n,
-        difficulty=args.difficulty or None,
-        env=args.env,
-        **task_options(args),
-    )
-    rows = sft_rows(path, args.prompt_text)
-    config = SFTConfig(
+    return SFTConfig(
         output_dir=str(out / "sft"),
         per_device_train_batch_size=args.sft_batch,
         num_train_epochs=args.sft_epochs,
@@ -151,9 +149,53 @@ def run_sft(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> 
         use_cpu=True,
         bf16=args.bf16,
         seed=args.seed,
-        max_length=512,
+        max_length=max_length,
         disable_tqdm=not args.show_progress,
     )
+
+
+def grpo_config(args: argparse.Namespace, out: Path, **extra: Any) -> Any:
+    """TRL's ``GRPOConfig`` for this run's GRPO phase, on the CPU; ``extra`` adds settings."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(out / "grpo"),
+        per_device_train_batch_size=args.prompts * args.group,
+        num_generations=args.group,
+        max_completion_length=args.max_completion,
+        max_steps=args.grpo_steps,
+        learning_rate=args.grpo_lr,
+        lr_scheduler_type="constant",
+        temperature=args.temperature,
+        beta=args.beta,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        bf16=args.bf16,
+        seed=args.seed,
+        shuffle_dataset=False,  # the rows are already one fresh item per prompt
+        disable_tqdm=not args.show_progress,
+        **extra,
+    )
+
+
+def run_sft(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> list[dict]:
+    """Fine-tune ``model`` in place on the exported train split; its loss log."""
+    from datasets import Dataset
+    from trl import SFTTrainer
+
+    path = out / "sft_train.jsonl"
+    export_split(
+        "train",
+        path,
+        args.sft_n,
+        difficulty=args.difficulty or None,
+        env=args.env,
+        **task_options(args),
+    )
+    rows = sft_rows(path, args.prompt_text)
+    config = sft_config(args, out, max_length=512)
     trainer = SFTTrainer(
         model=model, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )
@@ -180,29 +222,11 @@ def grpo_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
 def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> Any:
     """GRPO on ``model`` in place with the env's rubric as the reward; the trainer."""
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from meeting_gym.adapters.trl import reward_function
 
-    config = GRPOConfig(
-        output_dir=str(out / "grpo"),
-        per_device_train_batch_size=args.prompts * args.group,
-        num_generations=args.group,
-        max_completion_length=args.max_completion,
-        max_steps=args.grpo_steps,
-        learning_rate=args.grpo_lr,
-        lr_scheduler_type="constant",
-        temperature=args.temperature,
-        beta=args.beta,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        bf16=args.bf16,
-        seed=args.seed,
-        shuffle_dataset=False,  # the rows are already one fresh item per prompt
-        disable_tqdm=not args.show_progress,
-    )
+    config = grpo_config(args, out)
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=[reward_function(args.env, **task_options(args))],
@@ -225,7 +249,7 @@ def run_tools(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """
     from datasets import Dataset
     from transformers.utils import get_json_schema
-    from trl import GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+    from trl import GRPOTrainer, SFTTrainer
     from trl.chat_template_utils import qwen2_5_chat_template
 
     from meeting_gym.adapters.trl import environment_factory, rows
@@ -254,21 +278,7 @@ def run_tools(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         )
         sft = SFTTrainer(
             model=model,
-            args=SFTConfig(
-                output_dir=str(out / "sft"),
-                per_device_train_batch_size=args.sft_batch,
-                num_train_epochs=args.sft_epochs,
-                learning_rate=args.sft_lr,
-                lr_scheduler_type="cosine",
-                logging_steps=1,
-                save_strategy="no",
-                report_to=[],
-                use_cpu=True,
-                bf16=args.bf16,
-                seed=args.seed,
-                max_length=4096,
-                disable_tqdm=not args.show_progress,
-            ),
+            args=sft_config(args, out, max_length=4096),
             train_dataset=Dataset.from_list([{**r, "tools": json.dumps(schemas)} for r in rows_]),
             processing_class=tokenizer,
         )
@@ -287,25 +297,7 @@ def run_tools(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             return observation
 
     Recorded.__name__ = base.__name__
-    config = GRPOConfig(
-        output_dir=str(out / "grpo"),
-        per_device_train_batch_size=args.prompts * args.group,
-        num_generations=args.group,
-        max_completion_length=args.max_completion,
-        max_tool_calling_iterations=args.tool_iterations,
-        max_steps=args.grpo_steps,
-        learning_rate=args.grpo_lr,
-        temperature=args.temperature,
-        beta=args.beta,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        bf16=args.bf16,
-        seed=args.seed,
-        shuffle_dataset=False,
-        disable_tqdm=not args.show_progress,
-    )
+    config = grpo_config(args, out, max_tool_calling_iterations=args.tool_iterations)
     n = args.grpo_steps * args.prompts
     train = rows(
         args.env,

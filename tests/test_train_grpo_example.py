@@ -36,6 +36,8 @@ def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
         (["--eval-n", "0"], "--eval-n must be at least 1"),
         (["--env", "TimetablePlanner-v0"], "no short system prompt for TimetablePlanner-v0"),
         (["--system-prompt", " "], "the system prompt is empty"),
+        (["--model", "no/such/folder"], "--model: no model at 'no/such/folder'"),
+        (["--sft-model", "no/such/sft"], "--sft-model: no model at 'no/such/sft'"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(args, message):
