@@ -37,13 +37,22 @@ def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
         (["--env", "TimetablePlanner-v0"], "no short system prompt for TimetablePlanner-v0"),
         (["--system-prompt", " "], "the system prompt is empty"),
         (["--model", "no/such/folder"], "--model: no model at 'no/such/folder'"),
-        (["--sft-model", "no/such/sft"], "--sft-model: no model at 'no/such/sft'"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(args, message):
     done = run(*args, timeout=60)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_missing_sft_model_is_a_one_line_error(tmp_path):
+    # --model names a folder that resolves (a config.json is all resolve_model looks for),
+    # so the error is the SFT folder's wherever the bundled model is not installed too
+    (tmp_path / "config.json").write_text("{}")
+    done = run("--model", str(tmp_path), "--sft-model", "no/such/sft", timeout=60)
+    assert done.returncode == 2
+    assert "--sft-model: no model at 'no/such/sft'" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_the_pipeline_runs_end_to_end_and_writes_what_the_docs_show(tmp_path):
