@@ -132,6 +132,19 @@ def save(tokenizer: Any, model: Any, folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
+def trainer_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What SFT and GRPO share: a CPU run, logged every step, nothing saved or reported."""
+    return {
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": [],
+        "use_cpu": True,
+        "bf16": args.bf16,
+        "seed": args.seed,
+        "disable_tqdm": not args.show_progress,
+    }
+
+
 def sft_config(args: argparse.Namespace, out: Path, max_length: int) -> Any:
     """TRL's ``SFTConfig`` for this run's SFT phase, on the CPU."""
     from trl import SFTConfig
@@ -143,14 +156,8 @@ def sft_config(args: argparse.Namespace, out: Path, max_length: int) -> Any:
         learning_rate=args.sft_lr,
         lr_scheduler_type="cosine",
         warmup_steps=0,  # a warm-up's first step has a learning rate of 0: one step lost
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        bf16=args.bf16,
-        seed=args.seed,
+        **trainer_settings(args),
         max_length=max_length,
-        disable_tqdm=not args.show_progress,
     )
 
 
@@ -168,14 +175,8 @@ def grpo_config(args: argparse.Namespace, out: Path, **extra: Any) -> Any:
         lr_scheduler_type="constant",
         temperature=args.temperature,
         beta=args.beta,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        bf16=args.bf16,
-        seed=args.seed,
+        **trainer_settings(args),
         shuffle_dataset=False,  # the rows are already one fresh item per prompt
-        disable_tqdm=not args.show_progress,
         **extra,
     )
 
