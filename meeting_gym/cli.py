@@ -141,12 +141,22 @@ def _eval(args: argparse.Namespace) -> int:
     items = _items(args, task)
     env_kwargs: dict[str, Any] = dict(settings)
     with contextlib.ExitStack() as stack:
-        make_agent, max_concurrent, protocol = _agent_maker(args, policy, env_kwargs, stack)
+        local_progress = None
+        if policy == "local" and (sys.stderr.isatty() if args.progress is None else args.progress):
+            from meeting_gym.agents.llm import LocalProgress
+
+            local_progress = LocalProgress(len(items) * args.rollouts)
+            stack.callback(local_progress.close)
+        make_agent, max_concurrent, protocol = _agent_maker(
+            args, policy, env_kwargs, stack, local_progress
+        )
         handle = stack.enter_context(_open_out(args.out)) if args.out else None
         written = 0
 
         def write_row(result: Any) -> None:
             nonlocal written
+            if local_progress is not None:
+                local_progress.episode_done()
             if handle is None:
                 return
             if is_llm:
@@ -177,7 +187,8 @@ def _eval(args: argparse.Namespace) -> int:
             max_turns=args.max_turns,
             max_concurrent=max_concurrent,
             env_kwargs=env_kwargs,
-            show_progress=args.progress,
+            # a local model's own line says more (turns, tokens) from the first second
+            show_progress=False if local_progress is not None else args.progress,
             on_result=write_row,
         )
     summary = summarize(results, task.rubric.names)
@@ -237,10 +248,12 @@ def _agent_maker(
     policy: str,
     env_kwargs: dict[str, Any],
     stack: contextlib.ExitStack,
+    local_progress: Any = None,
 ) -> tuple[Any, int, str | None]:
     """A maker of agents for ``policy``, the episodes to run at once, and the tool protocol.
 
-    What must be released after the run (a local model's generation thread) goes on ``stack``.
+    What must be released after the run (a local model's generation thread) goes on ``stack``;
+    ``local_progress`` (a local model's status line) is told what loads and what it generates.
     """
     if policy == "openai":
         from meeting_gym.agents.llm import DEFAULT_CONCURRENCY, agent_factory
@@ -250,7 +263,7 @@ def _agent_maker(
     if policy == "local":
         from meeting_gym.agents.llm import local_agent_factory
 
-        make, client = local_agent_factory(args)
+        make, client = local_agent_factory(args, local_progress)
         stack.callback(client.close)
         return make, client.batch_size, make.keywords["tool_protocol"]
     if policy.startswith("ppo:"):
@@ -312,11 +325,40 @@ def _export(args: argparse.Namespace) -> int:
     from meeting_gym.core.splits import split_rows
 
     task = make_task(args.env, **_settings(args))
+    if args.episodes:
+        return _export_episodes(args, task)
     items = _items(args, task)
     with _open_out(args.out) as handle:
         for row in split_rows(args.split, items, task, args.seed, args.difficulty):
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"wrote {len(items)} rows to {args.out}")
+    return 0
+
+
+def _export_episodes(args: argparse.Namespace, task: Any) -> int:
+    """``export --episodes``: the reference policy's whole episodes, each replay-checked."""
+    from meeting_gym.agents.episodes import MULTI_TURN_HINT, episode_rows
+
+    if task.toolset is None:
+        raise UserError(f"{args.env}: {MULTI_TURN_HINT}")
+    n = len(_items(args, task))  # the split's own count and bounds, as for items
+    try:
+        rows = list(
+            episode_rows(
+                args.env,
+                args.split,
+                n,
+                split_seed=args.seed,
+                difficulty=args.difficulty,
+                **_settings(args),
+            )
+        )
+    except ValueError as exc:  # an episode that does not replay to the env's best
+        raise UserError(str(exc)) from exc
+    with _open_out(args.out) as handle:  # written only once every episode has replayed
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} expert episodes to {args.out}")
     return 0
 
 
@@ -469,7 +511,8 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="progress bar on stderr (default: on a tty, for 50+ episodes)",
+        help="progress on stderr (default: on a tty; a bar for 50+ episodes, and for "
+        "--policy local a status line of episodes, turns and tokens from the first second)",
     )
     from meeting_gym.agents.llm import add_cli_options  # no openai import here
 
@@ -502,6 +545,12 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write a split as JSONL rows for LLM trainers")
     split_options(export)
     export.add_argument("--out", required=True, help="the JSONL file to write")
+    export.add_argument(
+        "--episodes",
+        action="store_true",
+        help="write the reference policy's whole episodes as chat messages (tool envs), "
+        "each replayed to the env's best before it is written",
+    )
     export.set_defaults(run=_export)
     return parser
 

@@ -85,7 +85,11 @@ class ScriptedModel:
 def client_for(script, *, tools=False, batch_size=8, context=100_000):
     tokenizer = CharTokenizer(tools)
     model = ScriptedModel(script, context)
-    client = LocalChatClient((tokenizer, model), batch_size=batch_size, gather_s=0.2)
+    # the scripted model only has generate(): the uncached path (the cached one runs a real
+    # model's forward, tests/test_kvcache.py)
+    client = LocalChatClient(
+        (tokenizer, model), batch_size=batch_size, gather_s=0.2, prefix_cache=False
+    )
     return client, tokenizer, model
 
 

@@ -116,11 +116,17 @@ def test_the_cli_local_policy_writes_rows_that_replay(tmp_path):
         str(MAX_TOKENS),
         "--out",
         str(out),
+        "--progress",
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "policy=local  model=smollm2" in done.stdout and "protocol=text" in done.stdout
     assert "de-quantizing" not in done.stderr  # transformers' per-tensor bar stays hidden
+    # progress from the first second: what loads, then episodes, turns and tokens
+    progress = [line for line in done.stderr.splitlines() if line.startswith("local model:")]
+    assert progress[0] == "local model: loading smollm2 ..."
+    assert progress[1].startswith("local model: loaded in ")
+    assert progress[-1].startswith("local model: 3/3 episodes, 3 turns, ")
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["options"]["index"] for r in rows] == [0, 1, 2]
     check_replays(rows)

@@ -32,6 +32,8 @@ import json
 import os
 import queue
 import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -39,6 +41,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from meeting_gym.agentkit.kvcache import Heartbeat, PrefixCache
 from meeting_gym.agentkit.protocol import AnswerAction, ToolCallsAction, parse_action
 
 INSTALL_HINT = (
@@ -156,6 +159,11 @@ class LocalChatClient:
 
     ``model`` is a name for :func:`resolve_model`, or a ``(tokenizer, model)`` pair already
     loaded. ``batch_size`` bounds the requests generated together; ``seed`` seeds sampling.
+    ``prefix_cache`` (the default) keeps the keys and values of every conversation read, so a
+    later turn reads only what is new (:mod:`~meeting_gym.agentkit.kvcache`; at most
+    ``cache_bytes`` of them, default 2 GiB); off, every request reads its whole prompt.
+    ``on_progress`` is called with :attr:`stats` (requests, prompt tokens, reused tokens,
+    generated tokens, seconds) after every batch and about every second while one runs.
     Call :meth:`close` (or use it as a context manager) to stop its generation thread.
     """
 
@@ -166,6 +174,9 @@ class LocalChatClient:
         batch_size: int = DEFAULT_BATCH,
         seed: int | None = 0,
         gather_s: float = 0.02,
+        prefix_cache: bool = True,
+        cache_bytes: int | None = None,
+        on_progress: Callable[[dict[str, float]], None] | None = None,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -193,6 +204,12 @@ class LocalChatClient:
         eos.update(configured if isinstance(configured, list) else [configured])
         self.stop_ids = sorted(i for i in eos if i is not None)
         self.batches = 0
+        self.cache: PrefixCache | None = None
+        if prefix_cache:
+            self.cache = PrefixCache() if cache_bytes is None else PrefixCache(cache_bytes)
+        self.stats = {"requests": 0, "prompt_tokens": 0, "reused_tokens": 0, "generated": 0}
+        self.on_progress = on_progress
+        self._started = time.monotonic()
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._thread = threading.Thread(target=self._serve, name="local-model", daemon=True)
@@ -211,10 +228,14 @@ class LocalChatClient:
             raise LocalModelError(
                 "this model's chat template has no tools: use the text tool protocol"
             )
-        kwargs: dict[str, Any] = {"tools": tools} if tools else {}
-        return self.tokenizer.apply_chat_template(
-            [_plain(m) for m in messages], tokenize=False, add_generation_prompt=True, **kwargs
-        )
+        return render_chat(self.tokenizer, messages, tools)
+
+    def prompt_ids(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> list[int]:
+        """The token ids the model reads for ``messages``: :func:`chat_ids`'s, for a prompt."""
+        text = self.render(messages, tools)
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def create(
         self,
@@ -227,8 +248,7 @@ class LocalChatClient:
         **_ignored: Any,
     ) -> Any:
         """One chat completion (blocks until its batch is generated); OpenAI-shaped."""
-        prompt = self.render(messages, tools)
-        ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        ids = self.prompt_ids(messages, tools)
         budget = DEFAULT_MAX_TOKENS if max_tokens is None else int(max_tokens)
         if budget < 1:
             raise LocalModelError(f"max_tokens must be at least 1, got {max_tokens}")
@@ -283,7 +303,56 @@ class LocalChatClient:
             for request, output in zip(batch, outputs, strict=True):
                 request.future.set_result(output)
 
+    def _report(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress({**self.stats, "seconds": time.monotonic() - self._started})
+
     def _generate(self, batch: list[_Request]) -> list[tuple[str, str, int]]:
+        self.stats["requests"] += len(batch)
+        self.stats["prompt_tokens"] += sum(len(r.prompt_ids) for r in batch)
+        if self.cache is None:
+            results = self._generate_uncached(batch)
+        else:
+            results = self._generate_cached(batch, self.cache)
+        self.batches += 1
+        self.stats["generated"] += sum(used for _, _, used in results)
+        self._report()
+        return results
+
+    def _generate_cached(
+        self, batch: list[_Request], cache: PrefixCache
+    ) -> list[tuple[str, str, int]]:
+        from meeting_gym.agentkit.kvcache import generate
+
+        done = self.stats["generated"]
+        heartbeat = Heartbeat(self._report)
+
+        def on_step(tokens: int) -> None:
+            self.stats["generated"] = done + tokens
+            heartbeat()
+
+        outputs = generate(
+            self.model,
+            [r.prompt_ids for r in batch],
+            cache=cache,
+            max_tokens=[r.max_tokens for r in batch],
+            stop_ids=self.stop_ids,
+            pad_id=self.tokenizer.pad_token_id,
+            temperature=batch[0].temperature,
+            on_step=on_step,
+        )
+        self.stats["generated"] = done
+        self.stats["reused_tokens"] += sum(o.reused for o in outputs)
+        return [
+            (
+                self.tokenizer.decode(o.tokens, skip_special_tokens=True),
+                o.finish,
+                len(o.tokens) + (o.finish == "stop"),
+            )
+            for o in outputs
+        ]
+
+    def _generate_uncached(self, batch: list[_Request]) -> list[tuple[str, str, int]]:
         torch = self._torch
         pad = self.tokenizer.pad_token_id
         width = max(len(r.prompt_ids) for r in batch)
@@ -302,7 +371,6 @@ class LocalChatClient:
                 eos_token_id=self.stop_ids,
                 **sampling,
             )
-        self.batches += 1
         results = []
         for row, request in zip(out[:, width:].tolist(), batch, strict=True):
             tokens = row[: request.max_tokens]
@@ -324,6 +392,41 @@ class LocalChatClient:
 
     def __exit__(self, *_exc: Any) -> None:
         self.close()
+
+
+def render_chat(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    generation_prompt: bool = True,
+) -> str:
+    """``messages`` (and ``tools``) through the tokenizer's chat template.
+
+    The one rendering of a conversation: the local model's prompts, the SFT rows of
+    :mod:`~meeting_gym.agents.sft` and GRPO's rollouts all go through it.
+    ``generation_prompt`` opens the assistant's next turn (a prompt); False renders the
+    conversation as it stands (a training row).
+    """
+    kwargs: dict[str, Any] = {"tools": tools} if tools else {}
+    return tokenizer.apply_chat_template(
+        [_plain(m) for m in messages],
+        tokenize=False,
+        add_generation_prompt=generation_prompt,
+        **kwargs,
+    )
+
+
+def chat_ids(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    generation_prompt: bool = True,
+) -> list[int]:
+    """The token ids of :func:`render_chat` (the template writes the special tokens)."""
+    text = render_chat(tokenizer, messages, tools, generation_prompt=generation_prompt)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
 def _plain(message: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,8 @@ import argparse
 import json
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -145,11 +147,76 @@ def check_max_tokens(value: int | None) -> None:
         raise ValueError(f"--max-tokens must be at least 1, got {value}")
 
 
-def local_agent_factory(args: argparse.Namespace) -> tuple[Callable[[], LLMAgent], Any]:
+class LocalProgress:
+    """One status line on stderr for a local model's run, from its first second.
+
+    It says what is loading, then the episodes done, the turns generated, the prompt
+    tokens read anew and reused, the tokens generated and the seconds so far. On a
+    terminal the line is redrawn every second; into a file (``--progress`` off a tty) a
+    line is written every ``every_s`` seconds and when an episode ends.
+    """
+
+    def __init__(self, total: int, stream: Any = None, every_s: float | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.every_s = every_s if every_s is not None else (1.0 if self.tty else 10.0)
+        self.total, self.done = total, 0
+        self.stats: dict[str, float] = {}
+        self.last = float("-inf")
+        self.lock = threading.Lock()
+
+    def say(self, text: str) -> None:
+        """A line of its own (loading, loaded)."""
+        with self.lock:
+            self.stream.write(("\r" if self.tty else "") + text + "\n")
+            self.stream.flush()
+
+    def update(self, stats: dict[str, float]) -> None:
+        """The client's counts (its ``on_progress``)."""
+        with self.lock:
+            self.stats = dict(stats)
+        self._draw(False)
+
+    def episode_done(self, *_: Any) -> None:
+        """One more episode finished (an ``on_result`` hook)."""
+        with self.lock:
+            self.done += 1
+        self._draw(True)
+
+    def line(self) -> str:
+        s = self.stats
+        read = int(s.get("prompt_tokens", 0) - s.get("reused_tokens", 0))
+        return (
+            f"local model: {self.done}/{self.total} episodes, {int(s.get('requests', 0))} turns, "
+            f"{read} prompt tokens read ({int(s.get('reused_tokens', 0))} reused), "
+            f"{int(s.get('generated', 0))} generated, {s.get('seconds', 0.0):.0f} s"
+        )
+
+    def _draw(self, force: bool) -> None:
+        with self.lock:
+            now = time.monotonic()
+            if not force and now - self.last < self.every_s:
+                return
+            self.last = now
+            self.stream.write(("\r" + self.line()) if self.tty else self.line() + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        """End the redrawn line (a terminal) after the run."""
+        if self.tty:
+            with self.lock:
+                self.stream.write("\r" + self.line() + "\n")
+                self.stream.flush()
+
+
+def local_agent_factory(
+    args: argparse.Namespace, progress: LocalProgress | None = None
+) -> tuple[Callable[[], LLMAgent], Any]:
     """Load ``--model`` in-process; a maker of agents sharing it, and the client (to close).
 
     Raises ``ValueError`` (a one-line reason) for a model that cannot be found, before any
     weights load, and ``ImportError`` with the install line when transformers is missing.
+    ``progress`` is told what loads and, then, the client's counts.
     """
     from meeting_gym.agentkit.local import LocalChatClient, resolve_model
 
@@ -160,7 +227,20 @@ def local_agent_factory(args: argparse.Namespace) -> tuple[Callable[[], LLMAgent
         raise ValueError(f"--temperature must be at least 0, got {args.temperature}")
     resolve_model(args.model)  # a missing model is a one-line error before transformers loads
     batch = args.max_concurrent or DEFAULT_LOCAL_BATCH
-    client = LocalChatClient(args.model, batch_size=batch, seed=args.seed)
+    began = time.monotonic()
+    if progress is not None:
+        progress.say(f"local model: loading {args.model} ...")
+    client = LocalChatClient(
+        args.model,
+        batch_size=batch,
+        seed=args.seed,
+        on_progress=progress.update if progress is not None else None,
+    )
+    if progress is not None:
+        progress.say(
+            f"local model: loaded in {time.monotonic() - began:.0f} s; generating "
+            f"{progress.total} episodes, {batch} at a time"
+        )
     protocol = args.tool_protocol or client.tool_protocol
     if protocol == "native" and not client.native_tools:
         client.close()
