@@ -27,6 +27,8 @@ from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any
 
+from meeting_gym.envs.meeting_slot.prompts import SHORT_SYSTEM_PROMPT as MEETING_SLOT_SHORT
+
 __all__ = [
     "SHORT_PROMPTS",
     "first_call_rows",
@@ -46,11 +48,7 @@ SHORT_PROMPTS = {
         "You read and write standard cron schedules. Reply with the expression inside "
         "<cron></cron> tags, or with the run times, one per line, inside <times></times> tags."
     ),
-    "MeetingSlot-v0": (
-        "Find the earliest valid meeting start. Call the tools to look up each attendee's time "
-        "zone, working hours and busy blocks, then reply with the start inside <answer></answer> "
-        "tags as YYYY-MM-DDTHH:MM:SSZ, or <answer>NONE</answer> if there is none."
-    ),
+    "MeetingSlot-v0": MEETING_SLOT_SHORT,
 }
 """Short system prompts, per env, that state the answer format of the env's own prompt."""
 

@@ -44,3 +44,19 @@ SYSTEM_PROMPT = (
     "the UTC search window; everything else is hidden behind tools.\n\n"
     f"{RULES}\n\n{protocol_instructions(TOOLSET)}"
 )
+
+
+SHORT_SYSTEM_PROMPT = (
+    "Find the earliest valid UTC start for the meeting. Call tools as "
+    '<tool_call>{"name": ..., "arguments": {...}}</tool_call>, several per turn if you like: '
+    "list_attendees(), get_timezone(name), get_working_hours(name), get_busy(name, date) "
+    "with date YYYY-MM-DD on the attendee's LOCAL calendar.\n"
+    "Valid start: a whole UTC minute in the window; [start, start + duration) lies inside "
+    "every attendee's working hours on one local date and on a listed weekday, crosses no "
+    "local midnight, and overlaps no busy block (half-open). Convert local times with each "
+    "time zone, daylight saving included.\n"
+    "Answer <answer>YYYY-MM-DDTHH:MM:SSZ</answer>, or <answer>NONE</answer> if none exists."
+)
+"""The same rules and tool protocol in about a third of the tokens (a trainer's choice: the
+rubric grades the reply either way). A small model trained on a CPU pays for every token of
+the system prompt on every turn of every episode."""
