@@ -45,6 +45,7 @@ from meeting_gym.agents.finetune import (
     system_prompt_for,
     trainable,
 )
+from meeting_gym.agents.training import llm_curve_figure, llm_curve_rows, write_curve_csv
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import export_split, load_split, make_task
 
@@ -53,7 +54,13 @@ MODELS = ("base", "sft", "grpo")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--env", default="CalendarMath-v0", help="a single-turn text env")
+    p.add_argument(
+        "--env",
+        default="CalendarMath-v0",
+        help="a text env: a single-turn one (SFT, GRPO, held-out table), or a tool env such as "
+        "MeetingSlot-v0 (a first-call warm start, then GRPO through environment_factory; whole "
+        "episodes: examples/train_tool_env.py)",
+    )
     p.add_argument("--model", default="smollm2", help="a folder, a .gguf file or smollm2")
     p.add_argument("--task", default="add_days", help="the env's task setting ('' for none)")
     p.add_argument("--difficulty", default="easy", help="one difficulty ('' for the mix)")
@@ -401,75 +408,6 @@ def table(results: dict[str, Any], terms: list[str]) -> str:
     return "\n".join(lines)
 
 
-def curve_rows(sft_log: list[dict], grpo_log: list[dict]) -> list[dict[str, Any]]:
-    """One row per logged step: the phase, its step, and what was logged."""
-    rows = [{"phase": "sft", "step": e["step"], "loss": e["loss"]} for e in sft_log]
-    for e in grpo_log:
-        if "reward" not in e:
-            continue
-        rows.append(
-            {
-                "phase": "grpo",
-                "step": e["step"],
-                "loss": e.get("loss"),
-                "reward": e["reward"],
-                "reward_std": e.get("reward_std"),
-                "kl": e.get("kl"),
-                "frac_reward_zero_std": e.get("frac_reward_zero_std"),
-                "completion_length": e.get("completions/mean_length"),
-            }
-        )
-    return rows
-
-
-def plot(curve: list[dict[str, Any]], path: Path, title: str) -> None:
-    """SFT loss, GRPO reward (with the within-group std) and GRPO loss, each labelled."""
-    from matplotlib.figure import Figure
-
-    sft = [r for r in curve if r["phase"] == "sft"]
-    grpo = [r for r in curve if r["phase"] == "grpo"]
-    fig = Figure(figsize=(12, 3.6), dpi=100)
-    left, middle, right = fig.subplots(1, 3)
-    left.plot([r["step"] for r in sft], [r["loss"] for r in sft], color="tab:blue")
-    left.set_xlabel("SFT step")
-    left.set_ylabel("SFT loss (token cross-entropy)")
-    steps = [r["step"] for r in grpo]
-    middle.plot(steps, [r["reward"] for r in grpo], color="tab:green", label="mean reward")
-    if grpo and grpo[0].get("reward_std") is not None:
-        middle.plot(
-            steps,
-            [r["reward_std"] for r in grpo],
-            color="tab:olive",
-            linestyle="--",
-            label="std within groups",
-        )
-    middle.set_xlabel("GRPO step")
-    middle.set_ylabel("env reward of the sampled completions")
-    middle.legend(loc="best", fontsize=8)
-    key, label = (
-        ("kl", "KL to the SFT model") if any(r.get("kl") for r in grpo) else ("loss", "GRPO loss")
-    )
-    right.plot(steps, [r[key] for r in grpo], color="tab:red")
-    right.set_xlabel("GRPO step")
-    right.set_ylabel(label)
-    for ax in (left, middle, right):
-        ax.grid(alpha=0.3)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-
-
-def write_curve(path: Path, curve: list[dict[str, Any]]) -> None:
-    """``curve.csv``: phase and step first, then every logged column (blank where absent)."""
-    import csv
-
-    keys = sorted({k for row in curve for k in row}, key=lambda k: (k != "phase", k != "step", k))
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys, restval="")
-        writer.writeheader()
-        writer.writerows(curve)
-
-
 def write_eval(path: Path, results: list[Any]) -> None:
     """One JSONL row per episode: the item, the reply, the grade."""
     with open(path, "w", encoding="utf-8") as handle:
@@ -574,10 +512,10 @@ def main(argv: list[str] | None = None) -> int:
         results["paired"][key] = {"mean": round(mean, 4), "ci95": round(half, 4), "n": len(items)}
     for name in MODELS:
         write_eval(out / f"eval_{name}.jsonl", evals[name])
-    curve = curve_rows(sft_log, trainer.state.log_history)
-    write_curve(out / "curve.csv", curve)
+    curve = llm_curve_rows(sft_log, trainer.state.log_history)
+    write_curve_csv(out / "curve.csv", curve)
     title = f"{args.env} {task_options(args)} difficulty {args.difficulty or 'mix'}: SFT then GRPO"
-    plot(curve, out / "curve.png", title)
+    llm_curve_figure(curve, title).savefig(out / "curve.png")
     text = table(results, terms)
     (out / "table.md").write_text(text + "\n")
     (out / "results.json").write_text(json.dumps(results, indent=2))

@@ -178,3 +178,24 @@ def test_the_timestep_labels_of_a_long_run_do_not_run_into_each_other():
         assert len(boxes) >= 3
         for left, right in itertools.pairwise(boxes):
             assert left.x1 < right.x0, [t.get_text() for t in labels]
+
+
+def test_a_one_step_llm_run_draws_its_points_on_whole_step_axes(tmp_path):
+    pytest.importorskip("matplotlib")
+    from meeting_gym.agents.training import llm_curve_figure, llm_curve_rows, write_curve_csv
+
+    sft_log = [{"step": 1, "loss": 0.7}]
+    grpo_log = [{"step": 1, "reward": 0.4, "reward_std": 0.1, "loss": 0.02}, {"step": 1}]
+    curve = llm_curve_rows(sft_log, grpo_log)
+    assert [r["phase"] for r in curve] == ["sft", "grpo"]  # entries without a reward are left
+    fig = llm_curve_figure(curve, "one step")
+    fig.savefig(tmp_path / "curve.png")
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 1]
+        assert lines and all(line.get_marker() not in (None, "None", "") for line in lines)
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks)
+    write_curve_csv(tmp_path / "curve.csv", curve)
+    with open(tmp_path / "curve.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0])[:2] == ["phase", "step"] and rows[1]["reward"] == "0.4"

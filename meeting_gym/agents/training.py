@@ -1,10 +1,11 @@
-"""What the training examples share: SB3 callbacks, the files a run writes, its curve.
+"""What the training examples share: SB3 callbacks, the files a run writes, its curves.
 
 ``examples/train_maskable_ppo.py``, ``examples/train_timetable_ppo.py`` and
 ``examples/train_rllib.py`` differ in their env, policy and table; the periodic
 evaluation, the progress bar, the wall-clock cap, the run's files and the learning-curve
-figure are the same and live here. stable-baselines3 and tqdm are imported only by
-:func:`sb3_callbacks`, matplotlib only by :func:`curve_figure`.
+figure are the same and live here; so are the curve rows, CSV and figure of an LLM run
+(SFT loss, GRPO reward and loss: ``examples/train_grpo.py``). stable-baselines3 and tqdm
+are imported only by :func:`sb3_callbacks`, matplotlib only by the figures.
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RATE_LABEL", "curve_figure", "reference_summaries", "sb3_callbacks", "write_run"]
+__all__ = [
+    "RATE_LABEL",
+    "curve_figure",
+    "llm_curve_figure",
+    "llm_curve_rows",
+    "reference_summaries",
+    "sb3_callbacks",
+    "write_curve_csv",
+    "write_run",
+]
 
 
 def sb3_callbacks(
@@ -146,3 +156,88 @@ def curve_figure(
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def llm_curve_rows(
+    sft_log: Sequence[Mapping[str, Any]], grpo_log: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row per logged step of an LLM run: the phase, its step, and what was logged."""
+    rows = [{"phase": "sft", "step": e["step"], "loss": e["loss"]} for e in sft_log]
+    for e in grpo_log:
+        if "reward" not in e:
+            continue
+        rows.append(
+            {
+                "phase": "grpo",
+                "step": e["step"],
+                "loss": e.get("loss"),
+                "reward": e["reward"],
+                "reward_std": e.get("reward_std"),
+                "kl": e.get("kl"),
+                "frac_reward_zero_std": e.get("frac_reward_zero_std"),
+                "completion_length": e.get("completions/mean_length"),
+            }
+        )
+    return rows
+
+
+def llm_curve_figure(curve: Sequence[Mapping[str, Any]], title: str) -> Any:
+    """SFT loss, GRPO reward (with the within-group std) and GRPO loss, each labelled.
+
+    Every point is marked (a one-step run is points, not lines) and step axes are whole
+    numbers. Returns the ``Figure``; an empty phase leaves its panel empty but labelled.
+    """
+    from matplotlib.figure import Figure
+
+    sft = [r for r in curve if r["phase"] == "sft"]
+    grpo = [r for r in curve if r["phase"] == "grpo"]
+    fig = Figure(figsize=(12, 3.6), dpi=100)
+    left, middle, right = fig.subplots(1, 3)
+    # markers: a run of one or two logged steps draws points a line alone would not show
+    marker = {"marker": "o", "markersize": 3}
+    left.plot([r["step"] for r in sft], [r["loss"] for r in sft], color="tab:blue", **marker)
+    left.set_xlabel("SFT step")
+    left.set_ylabel("SFT loss (token cross-entropy)")
+    steps = [r["step"] for r in grpo]
+    middle.plot(
+        steps, [r["reward"] for r in grpo], color="tab:green", label="mean reward", **marker
+    )
+    if grpo and grpo[0].get("reward_std") is not None:
+        middle.plot(
+            steps,
+            [r["reward_std"] for r in grpo],
+            color="tab:olive",
+            linestyle="--",
+            label="std within groups",
+            **marker,
+        )
+    middle.set_xlabel("GRPO step")
+    middle.set_ylabel("env reward of the sampled completions")
+    middle.legend(loc="best", fontsize=8)
+    key, label = (
+        ("kl", "KL to the SFT model") if any(r.get("kl") for r in grpo) else ("loss", "GRPO loss")
+    )
+    right.plot(steps, [r[key] for r in grpo], color="tab:red", **marker)
+    right.set_xlabel("GRPO step")
+    right.set_ylabel(label)
+    from matplotlib.ticker import MaxNLocator
+
+    for ax, points in ((left, sft), (middle, grpo), (right, grpo)):
+        ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
+        if points:
+            first, last = points[0]["step"], points[-1]["step"]
+            if last - first < 2:  # room for whole-number ticks around one or two steps
+                ax.set_xlim(first - 1, last + 1)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def write_curve_csv(path: Path, curve: Sequence[Mapping[str, Any]]) -> None:
+    """``curve.csv``: phase and step first, then every logged column (blank where absent)."""
+    keys = sorted({k for row in curve for k in row}, key=lambda k: (k != "phase", k != "step", k))
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=keys, restval="")
+        writer.writeheader()
+        writer.writerows(curve)

@@ -100,8 +100,10 @@ class MeetingSlotEnv(TextEnv):
     ## Rewards
     0 until the end. The answer is graded by the rubric
     ``1.0*exact_match + 0.2*format + 0.2*partial_credit``: 1.2 for the earliest
-    start, 0.3 for a valid start that is not the earliest, 0.2 for a
-    well-formed wrong answer, 0 without an ``<answer>`` block.
+    start, 0.3 for a valid start that is not the earliest, 0.2 for any other
+    ``<answer>`` block (the format term checks only that the block is there,
+    as the predecessor's did: ``<answer>tomorrow</answer>`` earns it), 0
+    without an ``<answer>`` block.
 
     ## Episode End
     Terminated when an answer is given; truncated (reward 0) after
