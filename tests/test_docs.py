@@ -126,7 +126,16 @@ def test_api_reference_lists_every_public_name(site: Path):
     text = _text(site / "api" / "index.html")
     for name in meeting_gym.__all__:
         assert name in text
-    for name in ("evaluate", "summarize", "load_split", "environment_factory", "ppo_config"):
+    for name in (
+        "evaluate",
+        "summarize",
+        "load_split",
+        "environment_factory",
+        "ppo_config",
+        "export_episodes",
+        "episode_tokens",
+        "model_summary",
+    ):
         assert name in text
 
 

@@ -130,3 +130,21 @@ def test_the_loss_falls_and_a_resumed_run_ends_where_an_unbroken_one_does(tmp_pa
     assert [e["loss"] for e in resumed] == [e["loss"] for e in log]
     for a, b in zip(whole.state_dict().values(), resumed_model.state_dict().values(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_the_loss_on_labelled_positions_only_is_the_whole_forwards_loss():
+    from meeting_gym.agents.sft import _labelled_logits
+
+    model = tiny_model().eval()
+    data = rows(2)
+    ids = torch.tensor([r["input_ids"] for r in data])
+    labels = torch.tensor([r["labels"] for r in data])
+    mask = torch.ones_like(ids)
+    logits, targets = _labelled_logits(model, ids, labels, mask)
+    assert logits.shape[0] == int((labels[:, 1:] != IGNORE).sum())  # only labelled positions
+    whole = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+    full = torch.nn.functional.cross_entropy(
+        whole.reshape(-1, whole.shape[-1]), labels[:, 1:].reshape(-1), ignore_index=IGNORE
+    )
+    sliced = torch.nn.functional.cross_entropy(logits, targets)
+    assert torch.allclose(full, sliced, atol=1e-6)

@@ -201,6 +201,9 @@ def _registered(env_id: str) -> str:
 
 API_MODULES = (
     "meeting_gym.agents.evaluate",
+    "meeting_gym.agents.episodes",
+    "meeting_gym.agents.sft",
+    "meeting_gym.agents.heldout",
     "meeting_gym.core.splits",
     "meeting_gym.adapters.openenv",
     "meeting_gym.adapters.trl",

@@ -81,6 +81,13 @@ def add_cli_options(parser: argparse.ArgumentParser) -> None:
         help="openai: default native; local: native where the model's chat template "
         "renders tools, else text (the default)",
     )
+    group.add_argument(
+        "--system-prompt",
+        default="env",
+        help="env (the env's own, the default), short (the same rules in fewer tokens, as "
+        "examples/train_tool_env.py trains with; MeetingSlot-v0, CalendarMath-v0, "
+        "CronSchedule-v0), or the text itself; the rubric grades the reply either way",
+    )
     group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     group.add_argument(
         "--retries",
@@ -100,6 +107,13 @@ def add_cli_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def system_prompt_option(args: argparse.Namespace) -> str | None:
+    """The ``--system-prompt`` choice as a text (None: the env's own); ``ValueError`` if none."""
+    from meeting_gym.agents.finetune import system_prompt_for
+
+    return system_prompt_for(args.env, getattr(args, "system_prompt", "env") or "env")
+
+
 def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
     """Check the LLM options and return a maker of agents sharing one client.
 
@@ -107,6 +121,7 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
     """
     if not args.model:
         raise ValueError("--policy openai needs --model NAME")
+    system_prompt = system_prompt_option(args)
     check_max_tokens(args.max_tokens)
     if args.retries < 0:
         raise ValueError(f"--retries must be at least 0, got {args.retries}")
@@ -138,6 +153,7 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
         max_tokens=args.max_tokens,
         retry=retry,
         extra_request=extra_request,
+        system_prompt=system_prompt,
     )
 
 
@@ -223,6 +239,7 @@ def local_agent_factory(
     if not args.model:
         raise ValueError("--policy local needs --model (a folder, a .gguf file or smollm2)")
     check_max_tokens(args.max_tokens)
+    system_prompt = system_prompt_option(args)
     if args.temperature is not None and args.temperature < 0:
         raise ValueError(f"--temperature must be at least 0, got {args.temperature}")
     resolve_model(args.model)  # a missing model is a one-line error before transformers loads
@@ -253,6 +270,7 @@ def local_agent_factory(
         temperature=args.temperature,
         max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS,
         retry=RetryPolicy(attempts=1),  # a local model has no transient failures to retry
+        system_prompt=system_prompt,
     )
     return make, client
 

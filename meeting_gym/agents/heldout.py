@@ -1,0 +1,88 @@
+"""What a held-out table of a multi-turn env reports, per episode and per model.
+
+:func:`episode_stats` reads one evaluated episode (an
+:class:`~meeting_gym.agents.evaluate.EpisodeResult` whose ``extra`` holds the agent's
+transcript, as :class:`~meeting_gym.agentkit.llm.LLMAgent` reports it): whether it answered,
+how many of its turns the env accepted (read as tool calls or an answer, not refused with an
+``error:`` observation), its turns and tool calls, and its rubric terms. :func:`model_summary`
+averages them with 95% intervals, overall and per difficulty, and :func:`paired` gives the
+paired interval of two models on the same items. Nothing here imports gymnasium or torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean
+from typing import Any
+
+from meeting_gym.agents.finetune import mean_interval, paired_interval
+
+__all__ = ["episode_stats", "model_summary", "paired"]
+
+
+def _rejected(observation: str) -> bool:
+    return observation.startswith("error:")
+
+
+def episode_stats(result: Any) -> dict[str, Any]:
+    """One episode's row of the held-out table (see the module doc)."""
+    transcript = result.extra.get("transcript")
+    turns = [k for k, m in enumerate(transcript or []) if m.get("role") == "assistant"]
+    accepted: int | None = 0 if transcript is not None else None  # a policy keeps none
+    for k in turns:
+        assert transcript is not None and accepted is not None
+        following = transcript[k + 1] if k + 1 < len(transcript) else None
+        if following is None:  # the last turn: accepted when it was read as the answer
+            accepted += result.answer is not None
+        elif following.get("role") == "tool" or not _rejected(str(following.get("content"))):
+            accepted += 1
+    return {
+        "item_id": result.item_id,
+        "difficulty": result.difficulty,
+        "reward": result.reward,
+        **dict(result.terms),
+        "answered": float(result.answer is not None),
+        "turns": result.turns,
+        "accepted_turns": accepted,
+        "tool_calls": result.tool_calls,
+        "error": result.error,
+    }
+
+
+def _means(rows: Sequence[dict[str, Any]], terms: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": len(rows)}
+    for key in ("reward", *terms, "answered"):
+        mean, half = mean_interval([float(r[key]) for r in rows])
+        out[key] = {"mean": round(mean, 4), "ci95": round(half, 4)}
+    turns = sum(r["turns"] for r in rows)
+    known = all(r["accepted_turns"] is not None for r in rows)
+    out["accepted_turn_share"] = (
+        round(sum(r["accepted_turns"] for r in rows) / max(turns, 1), 4) if known else None
+    )
+    out["mean_turns"] = round(fmean(r["turns"] for r in rows), 3)
+    out["mean_tool_calls"] = round(fmean(r["tool_calls"] for r in rows), 3)
+    out["errors"] = sum(r["error"] is not None for r in rows)
+    return out
+
+
+def model_summary(rows: Sequence[dict[str, Any]], terms: Sequence[str]) -> dict[str, Any]:
+    """Means with 95% intervals of :func:`episode_stats` rows, overall and per difficulty."""
+    if not rows:
+        raise ValueError("no episodes")
+    summary = _means(rows, terms)
+    levels = sorted({r["difficulty"] for r in rows if r["difficulty"] is not None})
+    summary["by_difficulty"] = {
+        level: _means([r for r in rows if r["difficulty"] == level], terms) for level in levels
+    }
+    return summary
+
+
+def paired(after: Sequence[dict[str, Any]], before: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The paired reward difference ``after - before`` on the same items, with its interval.
+
+    Raises ``ValueError`` if the two lists are not the same items in the same order.
+    """
+    if [r["item_id"] for r in after] != [r["item_id"] for r in before]:
+        raise ValueError("the two evaluations are not of the same items in the same order")
+    mean, half = paired_interval([r["reward"] for r in after], [r["reward"] for r in before])
+    return {"mean": round(mean, 4), "ci95": round(half, 4), "n": len(after)}

@@ -1,0 +1,70 @@
+"""The held-out table of a multi-turn env (meeting_gym.agents.heldout), on scripted episodes.
+
+Episodes are played by a scripted chat client through the real loop (LLMAgent, the env,
+the runner), so the transcripts are the ones a model's would be: a turn the env refuses
+(``error:``) is counted as not accepted, an episode that never answers as unanswered, and the
+paired interval refuses two evaluations of different items.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from meeting_gym.agentkit.llm import LLMAgent
+from meeting_gym.agents.evaluate import evaluate
+from meeting_gym.agents.heldout import episode_stats, model_summary, paired
+from meeting_gym.core.splits import load_split
+
+ENV = "MeetingSlot-v0"
+
+
+class Scripted:
+    """Replies from a list, in order, to every request (one conversation at a time)."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = replies
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+        self.k = 0
+
+    def create(self, **_request):
+        reply = self.replies[self.k % len(self.replies)]
+        self.k += 1
+        message = SimpleNamespace(content=reply, tool_calls=None)
+        return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason="stop")])
+
+
+def play(replies: list[str], n: int = 2, max_turns: int = 4):
+    items = load_split("train", n, env=ENV)
+    make = lambda: LLMAgent(Scripted(replies), "m", tool_protocol="text")  # noqa: E731
+    return evaluate(make, items, env=ENV, max_turns=max_turns)
+
+
+def test_refused_turns_are_not_accepted_and_an_answer_is_counted_once():
+    call = '<tool_call>{"name": "list_attendees", "arguments": {}}</tool_call>'
+    [stats, _] = [episode_stats(r) for r in play(["hello there", call, "<answer>NONE</answer>"])]
+    assert stats["turns"] == 3 and stats["accepted_turns"] == 2  # the chatter was refused
+    assert stats["answered"] == 1.0 and stats["tool_calls"] == 1
+    [silent, _] = [episode_stats(r) for r in play(["hello there"], max_turns=3)]
+    assert silent["accepted_turns"] == 0 and silent["answered"] == 0.0
+    assert silent["reward"] == 0.0
+
+
+def test_the_summary_has_intervals_per_difficulty_and_the_pairing_checks_the_items():
+    terms = ["exact_match", "format", "partial_credit"]
+    answered = [episode_stats(r) for r in play(["<answer>NONE</answer>"], n=4)]
+    chatter = [episode_stats(r) for r in play(["hello"], n=4, max_turns=2)]
+    summary = model_summary(answered, terms)
+    assert summary["n"] == 4 and summary["answered"]["mean"] == 1.0
+    assert summary["accepted_turn_share"] == 1.0 and summary["mean_turns"] == 1.0
+    assert summary["format"]["mean"] == 1.0
+    assert sum(g["n"] for g in summary["by_difficulty"].values()) == 4
+    difference = paired(answered, chatter)
+    assert difference["n"] == 4 and difference["mean"] == pytest.approx(
+        summary["reward"]["mean"] - 0.0
+    )
+    with pytest.raises(ValueError, match="not of the same items"):
+        paired(answered, list(reversed(chatter)))
+    with pytest.raises(ValueError, match="no episodes"):
+        model_summary([], terms)
