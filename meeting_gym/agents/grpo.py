@@ -1,0 +1,149 @@
+"""GRPO over whole episodes: the env's rubric the only reward, tool results never learnt.
+
+One step: every prompt item is played ``group`` times by the model itself, sampled, through
+the package's own batched episode loop (:func:`~meeting_gym.agents.evaluate.evaluate` with
+an :class:`~meeting_gym.agentkit.llm.LLMAgent` over a local client: every episode of the step
+is generated together, each turn resuming its own cached prefix). Each episode's return is
+the env's grade. Within a group, an episode's advantage is its return's distance from the
+group's mean in the group's standard deviations (:func:`advantages`); a group whose returns
+do not spread teaches nothing and is counted and dropped (:func:`informative`). The loss is
+the policy gradient of those advantages over the assistant's tokens only, the tokens
+:func:`~meeting_gym.agents.sft.episode_tokens` labels (system prompt, question and tool
+results are read, never learnt), averaged over every labelled token of the step (one update
+per batch of rollouts, so the importance ratio is 1 and needs no clipping).
+
+The episode is re-rendered from its transcript through the one chat rendering: where the
+model's sampled tokens and the re-encoding of their text differ, the re-encoding is learnt
+(as TRL does for multi-turn rollouts). torch is imported by :func:`policy_step` only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from statistics import fmean, pstdev
+from typing import Any
+
+from meeting_gym.agents.sft import IGNORE, episode_tokens
+
+__all__ = ["advantages", "informative", "policy_rows", "policy_step", "rollout_groups"]
+
+
+def advantages(returns: Sequence[float]) -> list[float] | None:
+    """Each return's distance from the group mean in group standard deviations.
+
+    None when the returns do not spread (every advantage would be 0).
+    """
+    spread = pstdev(returns) if len(returns) > 1 else 0.0
+    if spread < 1e-9:
+        return None
+    mean = fmean(returns)
+    return [(r - mean) / spread for r in returns]
+
+
+def informative(groups: Sequence[Sequence[float]]) -> tuple[list[int], int]:
+    """The indices of the groups whose returns spread, and how many do not."""
+    kept = [k for k, group in enumerate(groups) if advantages(group) is not None]
+    return kept, len(groups) - len(kept)
+
+
+def policy_rows(
+    tokenizer: Any,
+    transcripts: Sequence[list[dict[str, Any]]],
+    weights: Sequence[float],
+    stop_ids: Sequence[int],
+) -> list[dict[str, Any]]:
+    """Token rows of episodes with their advantages: ``input_ids``, ``labels``, ``advantage``.
+
+    Episodes whose assistant wrote nothing the template labels are left out.
+    """
+    rows = []
+    for messages, weight in zip(transcripts, weights, strict=True):
+        row = episode_tokens(tokenizer, messages, stop_ids)
+        if any(label != IGNORE for label in row["labels"]):
+            rows.append({**row, "advantage": float(weight)})
+    return rows
+
+
+def policy_step(
+    model: Any, optimizer: Any, rows: Sequence[dict[str, Any]], *, bf16: bool = False
+) -> float:
+    """One policy-gradient update on ``rows``; the loss (mean over labelled tokens).
+
+    The loss is ``-sum(advantage * log p(token)) / labelled tokens`` over every labelled
+    token of every row: an episode above its group's mean is made more likely, one below
+    less, each token weighing the same. Rows are taken one at a time (no padding).
+    """
+    import torch
+
+    from meeting_gym.agents.sft import _labelled_logits
+
+    labelled = sum(sum(1 for t in r["labels"] if t != IGNORE) for r in rows)
+    if not rows or labelled == 0:
+        return 0.0
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    total = 0.0
+    for row in rows:
+        ids = torch.tensor([row["input_ids"]])
+        labels = torch.tensor([row["labels"]])
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            logits, targets = _labelled_logits(model, ids, labels, torch.ones_like(ids))
+        logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
+        loss = -(row["advantage"] * logp.sum()) / labelled
+        loss.backward()
+        total += float(loss.detach())
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    model.eval()
+    return total if math.isfinite(total) else float("nan")
+
+
+def rollout_groups(
+    pair: tuple[Any, Any],
+    env_id: str,
+    items: Sequence[Any],
+    group: int,
+    *,
+    system_prompt: str | None,
+    max_turns: int,
+    max_tokens: int,
+    temperature: float = 1.0,
+    seed: int = 0,
+    batch: int | None = None,
+) -> list[list[Any]]:
+    """Play each item ``group`` times with the model of ``pair`` (tokenizer, model), sampled.
+
+    Every episode of the call is generated together (at most ``batch`` at once, default
+    all) through a fresh local client: a client's cache holds keys and values of the
+    weights it was made with, so one made before an update must not serve after it.
+    Returns the results (with transcripts) grouped by item, in item order.
+    """
+    from functools import partial
+
+    from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
+    from meeting_gym.agentkit.local import LocalChatClient
+    from meeting_gym.agents.evaluate import evaluate
+
+    size = batch or len(items) * group
+    with LocalChatClient(pair, batch_size=size, seed=seed) as client:
+        make = partial(
+            LLMAgent,
+            client,
+            "policy",
+            tool_protocol="text",
+            temperature=temperature,
+            max_tokens=max_tokens,
+            retry=RetryPolicy(attempts=1),
+            system_prompt=system_prompt,
+        )
+        results = evaluate(
+            make,
+            items,
+            env=env_id,
+            seed=seed,
+            rollouts=group,
+            max_turns=max_turns,
+            max_concurrent=size,
+        )
+    return [results[k * group : (k + 1) * group] for k in range(len(items))]
