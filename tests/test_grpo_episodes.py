@@ -12,6 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tiny_llama import tiny_llama  # noqa: E402
+
 from meeting_gym.agents.grpo import advantages, informative, policy_step  # noqa: E402
 from meeting_gym.agents.sft import IGNORE  # noqa: E402
 
@@ -24,17 +26,7 @@ def test_advantages_are_group_standardised_and_a_flat_group_has_none():
 
 
 def tiny():
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=32,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-    )
-    return transformers.LlamaForCausalLM(config)
+    return tiny_llama(32, context=64)
 
 
 def logp(model, row) -> float:

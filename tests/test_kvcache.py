@@ -16,6 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tiny_llama import tiny_llama  # noqa: E402
+
 from meeting_gym.agentkit.kvcache import Drafter, Entry, PrefixCache, common_prefix  # noqa: E402
 from meeting_gym.agentkit.local import LocalChatClient  # noqa: E402
 
@@ -83,20 +85,10 @@ class CharTokenizer:
 @pytest.fixture(scope="module")
 def tiny():
     """A random two-layer Llama over 256 tokens (seeded: the same weights every run)."""
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        eos_token_id=EOS,
-        pad_token_id=EOS,
+    model = tiny_llama(
+        256, context=4096, hidden_size=64, intermediate_size=128, eos_token_id=EOS, pad_token_id=EOS
     )
-    model = transformers.LlamaForCausalLM(config).eval()
-    return CharTokenizer(), model
+    return CharTokenizer(), model.eval()
 
 
 def converse(client, opening: str, turns: int, max_tokens: int) -> list[tuple[str, str, int]]:

@@ -17,6 +17,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tiny_llama import tiny_llama  # noqa: E402
+
 from meeting_gym.agentkit.local import LocalChatClient, chat_ids, resolve_model  # noqa: E402
 from meeting_gym.agents.episodes import episode_rows  # noqa: E402
 from meeting_gym.agents.sft import IGNORE, assistant_spans, episode_tokens, train  # noqa: E402
@@ -93,17 +95,7 @@ def test_an_episode_over_max_length_is_refused_not_cut(smollm2_tokenizer, episod
 
 
 def tiny_model(seed: int = 0):
-    torch.manual_seed(seed)
-    config = transformers.LlamaConfig(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-    )
-    return transformers.LlamaForCausalLM(config)
+    return tiny_llama(64, seed=seed)
 
 
 def rows(n: int = 8):
