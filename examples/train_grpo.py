@@ -32,7 +32,6 @@ import json
 import os
 import sys
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -353,30 +352,21 @@ def evaluate_model(
     args: argparse.Namespace, label: str, tokenizer: Any, model: Any, items: list[Any]
 ) -> list[Any]:
     """Greedy episodes of ``items`` through the local-model policy."""
-    from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
-    from meeting_gym.agentkit.local import LocalChatClient
-    from meeting_gym.agents.evaluate import evaluate
+    from meeting_gym.agents.llm import evaluate_local
 
     model.eval()
-    with LocalChatClient((tokenizer, model), batch_size=args.eval_batch, seed=args.seed) as client:
-        make = partial(
-            LLMAgent,
-            client,
-            label,
-            tool_protocol="text",
-            temperature=0.0,
-            max_tokens=args.max_completion,
-            retry=RetryPolicy(attempts=1),
-            system_prompt=args.prompt_text,
-        )
-        results = evaluate(
-            make,
-            items,
-            env=args.env,
-            env_kwargs=task_options(args),
-            max_concurrent=args.eval_batch,
-            show_progress=args.show_progress,
-        )
+    results = evaluate_local(
+        (tokenizer, model),
+        label,
+        items,
+        env=args.env,
+        batch=args.eval_batch,
+        max_tokens=args.max_completion,
+        system_prompt=args.prompt_text,
+        seed=args.seed,
+        env_kwargs=task_options(args),
+        show_progress=args.show_progress,
+    )
     mean, half = mean_interval([r.reward for r in results])
     print(f"{label}: held-out reward {mean:.3f} ± {half:.3f}", file=sys.stderr, flush=True)
     return results

@@ -34,7 +34,6 @@ import json
 import os
 import sys
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -310,11 +309,9 @@ def write_rollouts(
 
 def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     """The held-out table: each model and reference policy on the same eval items."""
-    from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
-    from meeting_gym.agentkit.local import LocalChatClient
     from meeting_gym.agents.evaluate import evaluate
     from meeting_gym.agents.heldout import episode_stats, model_summary, paired
-    from meeting_gym.agents.llm import replayable_row
+    from meeting_gym.agents.llm import evaluate_local, replayable_row
     from meeting_gym.agents.policies import make_policy
     from meeting_gym.agents.replay import replay_row
     from meeting_gym.core.splits import load_split, make_task
@@ -355,30 +352,18 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
         tokenizer, model = load(args.model if label == "base" else str(out / f"{label}_model"))
         model.eval()
         rows_file = out / f"eval_{label}.jsonl"
-        with (
-            LocalChatClient(
-                (tokenizer, model), batch_size=args.eval_batch, seed=args.seed
-            ) as client,
-            open(rows_file, "w", encoding="utf-8") as handle,
-        ):
-            make = partial(
-                LLMAgent,
-                client,
-                label,
-                tool_protocol="text",
-                temperature=0.0,
-                max_tokens=args.max_tokens,
-                retry=RetryPolicy(attempts=1),
-                system_prompt=args.prompt_text,
-            )
-            results = evaluate(
-                make,
-                items,
-                env=args.env,
-                seed=args.seed,
-                max_turns=args.max_turns,
-                max_concurrent=args.eval_batch,
-            )
+        results = evaluate_local(
+            (tokenizer, model),
+            label,
+            items,
+            env=args.env,
+            batch=args.eval_batch,
+            max_tokens=args.max_tokens,
+            system_prompt=args.prompt_text,
+            seed=args.seed,
+            max_turns=args.max_turns,
+        )
+        with open(rows_file, "w", encoding="utf-8") as handle:
             for k, result in enumerate(results):
                 row = replayable_row(
                     result,

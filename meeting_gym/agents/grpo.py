@@ -119,31 +119,19 @@ def rollout_groups(
     weights it was made with, so one made before an update must not serve after it.
     Returns the results (with transcripts) grouped by item, in item order.
     """
-    from functools import partial
+    from meeting_gym.agents.llm import evaluate_local
 
-    from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
-    from meeting_gym.agentkit.local import LocalChatClient
-    from meeting_gym.agents.evaluate import evaluate
-
-    size = batch or len(items) * group
-    with LocalChatClient(pair, batch_size=size, seed=seed) as client:
-        make = partial(
-            LLMAgent,
-            client,
-            "policy",
-            tool_protocol="text",
-            temperature=temperature,
-            max_tokens=max_tokens,
-            retry=RetryPolicy(attempts=1),
-            system_prompt=system_prompt,
-        )
-        results = evaluate(
-            make,
-            items,
-            env=env_id,
-            seed=seed,
-            rollouts=group,
-            max_turns=max_turns,
-            max_concurrent=size,
-        )
+    results = evaluate_local(
+        pair,
+        "policy",
+        items,
+        env=env_id,
+        batch=batch or len(items) * group,
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+        temperature=temperature,
+        seed=seed,
+        rollouts=group,
+        max_turns=max_turns,
+    )
     return [results[k * group : (k + 1) * group] for k in range(len(items))]

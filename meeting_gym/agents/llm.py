@@ -360,6 +360,7 @@ def evaluate_llm(
     max_tokens: int | None = None,
     retry: RetryPolicy | None = None,
     extra_request: dict[str, Any] | None = None,
+    system_prompt: str | None = None,
     max_concurrent: int = DEFAULT_CONCURRENCY,
     **runner: Any,
 ) -> list[EpisodeResult]:
@@ -367,6 +368,7 @@ def evaluate_llm(
 
     ``runner`` takes the runner's other keywords (``rollouts``, ``seed``, ``max_turns``,
     ``on_result``, ...). Each result's ``extra`` holds the agent's :meth:`~LLMAgent.report`.
+    ``system_prompt`` None keeps the env's own.
     """
 
     make = partial(
@@ -378,8 +380,47 @@ def evaluate_llm(
         max_tokens=max_tokens,
         retry=retry,
         extra_request=extra_request,
+        system_prompt=system_prompt,
     )
     return evaluate(make, items, env=env, max_concurrent=max_concurrent, **runner)
+
+
+def evaluate_local(
+    pair: tuple[Any, Any],
+    label: str,
+    items: Sequence[Any],
+    *,
+    env: str,
+    batch: int,
+    max_tokens: int,
+    system_prompt: str | None = None,
+    temperature: float = 0.0,
+    seed: int = 0,
+    **runner: Any,
+) -> list[EpisodeResult]:
+    """Episodes of a model already loaded (``pair``: tokenizer, model), in batches of ``batch``.
+
+    The text tool protocol, one attempt per request, greedy unless ``temperature`` > 0
+    (seeded by ``seed``); a fresh client, so no cached keys of other weights serve these.
+    ``runner`` takes the runner's keywords (``rollouts``, ``max_turns``, ``env_kwargs``, ...).
+    """
+    from meeting_gym.agentkit.local import LocalChatClient
+
+    with LocalChatClient(pair, batch_size=batch, seed=seed) as client:
+        return evaluate_llm(
+            client,
+            label,
+            items,
+            env=env,
+            tool_protocol="text",
+            temperature=temperature,
+            max_tokens=max_tokens,
+            retry=RetryPolicy(attempts=1),
+            system_prompt=system_prompt,
+            max_concurrent=batch,
+            seed=seed,
+            **runner,
+        )
 
 
 def llm_summary(results: Sequence[EpisodeResult]) -> dict[str, Any]:
