@@ -59,6 +59,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help=f"comma-separated, in order: {', '.join(PHASES)}",
     )
     p.add_argument("--episodes", type=int, default=384, help="expert episodes to train on")
+    p.add_argument(
+        "--expert",
+        default=None,
+        help="the expert policy (default: the env's reference; MeetingSlot-v0's gold-worked "
+        "writes a worked solution before its answer)",
+    )
     p.add_argument("--batch", type=int, default=8, help="episodes per SFT step")
     p.add_argument(
         "--micro-batch", type=int, default=1, help="episodes per forward pass (1: no padding)"
@@ -130,6 +136,7 @@ def export(args: argparse.Namespace, out: Path) -> Path:
             split_seed=SPLIT_SEED,
             difficulty=args.difficulty or None,
             system_prompt=args.prompt_text,
+            policy=args.expert,
         )
     return path
 

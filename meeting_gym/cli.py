@@ -341,6 +341,8 @@ def _export_episodes(args: argparse.Namespace, task: Any) -> int:
 
     if task.toolset is None:
         raise UserError(f"{args.env}: {MULTI_TURN_HINT}")
+    if args.expert is not None and args.expert not in task.policies:
+        raise UserError(f"unknown expert {args.expert!r}; choose one of {_policy_names(args.env)}")
     n = len(_items(args, task))  # the split's own count and bounds, as for items
     try:
         rows = list(
@@ -350,6 +352,7 @@ def _export_episodes(args: argparse.Namespace, task: Any) -> int:
                 n,
                 split_seed=args.seed,
                 difficulty=args.difficulty,
+                policy=args.expert,
                 **_settings(args),
             )
         )
@@ -550,6 +553,12 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         action="store_true",
         help="write the reference policy's whole episodes as chat messages (tool envs), "
         "each replayed to the env's best before it is written",
+    )
+    export.add_argument(
+        "--expert",
+        default=None,
+        help="with --episodes: the expert policy (default: the env's reference; "
+        "MeetingSlot-v0's gold-worked writes a worked solution before its answer)",
     )
     export.set_defaults(run=_export)
     return parser

@@ -145,3 +145,13 @@ def test_the_short_meeting_slot_prompt_names_every_tool_and_the_answer_and_grade
     rows = list(episode_rows("MeetingSlot-v0", "train", 3, system_prompt=short))
     assert all(r["messages"][0]["content"] == short for r in rows)
     assert [replay_messages(r) for r in rows] == [1.2, 1.2, 1.2]  # the env's rubric either way
+
+
+def test_the_cli_exports_worked_episodes_and_refuses_an_unknown_expert(tmp_path, capsys):
+    path = tmp_path / "worked.jsonl"
+    args = ["export", "--env", "MeetingSlot-v0", "--episodes", "--split", "train", "-n", "2"]
+    assert main([*args, "--expert", "gold-worked", "--out", str(path)]) == 0
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert all("The earliest start" in r["messages"][-1]["content"] for r in rows)
+    assert main([*args, "--expert", "oracle", "--out", str(tmp_path / "x.jsonl")]) != 0
+    assert "unknown expert 'oracle'" in capsys.readouterr().err

@@ -147,12 +147,15 @@ def episode_rows(
     difficulty: str | None = None,
     system_prompt: str | None = None,
     start: int = 0,
+    policy: str | None = None,
     **env_kwargs: Any,
 ) -> Iterator[dict[str, Any]]:
     """Expert episodes of items ``start`` to ``start + n - 1`` of ``split``, each replayed.
 
-    ``env_kwargs`` are the env's settings (``gym.make`` keywords). Raises ``ValueError``
-    for a single-turn env, or at the first episode that does not replay to the env's best.
+    ``policy`` names the expert (default: the env's reference policy; MeetingSlot's
+    ``gold-worked`` writes a worked solution before its answer). ``env_kwargs`` are the
+    env's settings (``gym.make`` keywords). Raises ``ValueError`` for a single-turn env,
+    or at the first episode that does not replay to the env's best.
     """
     from meeting_gym.core.registry import task_class
 
@@ -167,7 +170,9 @@ def episode_rows(
                 options["split_seed"] = split_seed
             if difficulty is not None:
                 options["difficulty"] = difficulty
-            row = expert_episode(play_env, options, seed=index, system_prompt=system_prompt)
+            row = expert_episode(
+                play_env, options, seed=index, system_prompt=system_prompt, policy=policy
+            )
             replay_messages(row, check_env)
             yield row
     finally:

@@ -2,7 +2,8 @@
 
 A policy sees only what an agent sees: the question's ``request`` (duration and
 window, as stated in the question) and the tool results. ``gold`` rebuilds the
-world from the tools and solves it; ``naive`` does the same but reads every local
+world from the tools and solves it (``gold-worked`` also writes its steps, a worked
+solution, before the answer); ``naive`` does the same but reads every local
 clock as UTC and counts a busy block's end minute as busy (the predecessor's
 baseline); ``random`` calls random tools and answers a random grid start.
 """
@@ -24,6 +25,7 @@ from meeting_gym.envs.meeting_slot.domain.timeutil import (
     parse_hm,
     utc_midnight,
 )
+from meeting_gym.envs.meeting_slot.domain.worked import worked_solution
 
 
 def _dates(request: dict[str, Any]) -> list[str]:
@@ -67,7 +69,11 @@ class _Gatherer(Policy):
                 for day in _dates(self.request)
             ]
             return json.dumps(calls)
-        return format_answer(self.solve(self.people))
+        return self.final(self.people)
+
+    def final(self, people: list[dict[str, Any]]) -> str:
+        """The last turn: the answer block."""
+        return format_answer(self.solve(people))
 
     def _record(self, name: str, results: list[str]) -> None:
         zone, hours = results[0], json.loads(results[1])
@@ -92,6 +98,16 @@ class _Gatherer(Policy):
 
 class GoldPolicy(_Gatherer):
     name = "gold"
+
+
+class WorkedGoldPolicy(_Gatherer):
+    """gold, whose last turn writes its work before the answer (a worked solution)."""
+
+    name = "gold-worked"
+
+    def final(self, people: list[dict[str, Any]]) -> str:
+        work = worked_solution(Scenario.from_dict(self.world(people)))
+        return f"{work}\n{format_answer(self.solve(people))}"
 
 
 class NaivePolicy(_Gatherer):

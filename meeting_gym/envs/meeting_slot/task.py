@@ -51,6 +51,7 @@ class MeetingSlotTask(Task[Scenario, Solution]):
     id_key = "scenario_id"
     policies: ClassVar[Mapping[str, str]] = {
         "gold": f"{_POLICIES}:GoldPolicy",
+        "gold-worked": f"{_POLICIES}:WorkedGoldPolicy",
         "naive": f"{_POLICIES}:NaivePolicy",
         "random": f"{_POLICIES}:RandomPolicy",
     }
