@@ -429,6 +429,20 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def write_curves(args: argparse.Namespace, out: Path) -> None:
+    """``curve.csv`` and ``curve.png``: SFT loss, then GRPO reward and loss, by step."""
+    from meeting_gym.agents.training import llm_curve_figure, llm_curve_rows, write_curve_csv
+
+    logs = [out / "sft" / "sft_log.json", out / "grpo" / "grpo_log.json"]
+    sft_log, grpo_log = (json.loads(f.read_text()) if f.is_file() else [] for f in logs)
+    if not sft_log and not grpo_log:
+        return
+    curve = llm_curve_rows(sft_log, grpo_log)
+    write_curve_csv(out / "curve.csv", curve)
+    title = f"{args.env}: SFT on {args.episodes} expert episodes, then GRPO over whole episodes"
+    llm_curve_figure(curve, title).savefig(out / "curve.png")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -471,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         times_file.write_text(json.dumps(times, indent=2))
         print(f"{phase}: {times[phase]:.0f} s", file=sys.stderr, flush=True)
+    write_curves(args, out)
     return 0
 
 

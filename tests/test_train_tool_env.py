@@ -60,6 +60,7 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert len(rows) == 3
     for row in rows:
         assert replay_row(row).breakdown() == row["breakdown"]
+    assert (out / "curve.png").is_file() and (out / "curve.csv").is_file()
     times = json.loads((out / "times.json").read_text())
     assert set(times) == {"export", "sft", "eval"}
 
