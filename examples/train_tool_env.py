@@ -314,13 +314,22 @@ def write_rollouts(
                 handle.write(json.dumps({"step": step + 1, **row}, ensure_ascii=False) + "\n")
 
 
+def check_replay(label: str, k: int, row: dict[str, Any]) -> None:
+    """Stop unless the row replays on a fresh env to its logged grade (a scored row)."""
+    from meeting_gym.agents.replay import replay_row
+
+    if row["error"] is None:
+        replay = replay_row(row)
+        if replay.mismatches or replay.breakdown() != row["breakdown"]:
+            raise SystemExit(f"{label} eval item {k} does not replay: {replay.mismatches}")
+
+
 def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     """The held-out table: each model and reference policy on the same eval items."""
     from meeting_gym.agents.evaluate import evaluate
-    from meeting_gym.agents.heldout import episode_stats, model_summary, paired
+    from meeting_gym.agents.heldout import episode_stats, model_summary, paired, row_stats
     from meeting_gym.agents.llm import evaluate_local, replayable_row
     from meeting_gym.agents.policies import make_policy
-    from meeting_gym.agents.replay import replay_row
     from meeting_gym.core.splits import load_split, make_task
 
     task = make_task(args.env)
@@ -356,9 +365,22 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
         timings[f"eval {name}"] = round(time.perf_counter() - began, 1)
     for label in args.model_list:
         began = time.perf_counter()
-        tokenizer, model = load(args.model if label == "base" else str(out / f"{label}_model"))
-        model.eval()
         rows_file = out / f"eval_{label}.jsonl"
+        logged = (
+            [json.loads(x) for x in rows_file.read_text().splitlines()]
+            if rows_file.is_file()
+            else []
+        )
+        folder = out / f"{label}_model"
+        newer = not folder.is_dir() or rows_file.stat().st_mtime > folder.stat().st_mtime
+        if newer and [r.get("options") for r in logged] == options:  # evaluated: read it back
+            for k, row in enumerate(logged):
+                check_replay(label, k, row)
+            stats[label] = [row_stats(row, terms) for row in logged]
+            print(f"eval {label}: read back from {rows_file.name}", file=sys.stderr, flush=True)
+            continue
+        tokenizer, model = load(args.model if label == "base" else str(folder))
+        model.eval()
         results = evaluate_local(
             (tokenizer, model),
             label,
@@ -380,11 +402,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
                     tool_protocol="text",
                     max_turns=args.max_turns,
                 )
-                replay = replay_row(row)  # every row counts only as the env grades it again
-                if result.error is None and (
-                    replay.mismatches or replay.breakdown() != row["breakdown"]
-                ):
-                    raise SystemExit(f"{label} eval item {k} does not replay: {replay.mismatches}")
+                check_replay(label, k, row)
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         stats[label] = [episode_stats(r) for r in results]
         timings[f"eval {label}"] = round(time.perf_counter() - began, 1)

@@ -91,3 +91,7 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     for row in rollouts:  # the logged reward is the env's grade of the episode replayed
         replay = replay_row(row)
         assert replay.mismatches == [] and replay.breakdown() == row["breakdown"]
+    again = run("--out", str(out), "--phases", "eval", "--models", "sft")
+    assert "eval sft: read back from eval_sft.jsonl" in again.stderr
+    reread = json.loads((out / "results.json").read_text())
+    assert reread["summary"]["sft"] == results["summary"]["sft"]

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from statistics import fmean
+from types import SimpleNamespace
 from typing import Any
 
 from meeting_gym.agents.finetune import mean_interval, paired_interval
 
-__all__ = ["episode_stats", "model_summary", "paired"]
+__all__ = ["episode_stats", "model_summary", "paired", "row_stats"]
 
 
 def _rejected(observation: str) -> bool:
@@ -47,6 +48,26 @@ def episode_stats(result: Any) -> dict[str, Any]:
         "tool_calls": result.tool_calls,
         "error": result.error,
     }
+
+
+def row_stats(row: dict[str, Any], terms: Sequence[str]) -> dict[str, Any]:
+    """:func:`episode_stats` of a logged row (``meeting_gym.agents.llm.replayable_row``).
+
+    So an evaluation already written is read back, not played again.
+    """
+    breakdown = row.get("breakdown") or {}
+    result = SimpleNamespace(
+        extra={"transcript": row.get("transcript")},
+        answer=row.get("answer"),
+        item_id=row.get("item_id"),
+        difficulty=row.get("difficulty"),
+        reward=float(breakdown.get("reward", 0.0)),
+        terms={t: float(breakdown.get(t, 0.0)) for t in terms},
+        turns=row.get("turns", 0),
+        tool_calls=row.get("tool_calls", 0),
+        error=row.get("error"),
+    )
+    return episode_stats(result)
 
 
 def _means(rows: Sequence[dict[str, Any]], terms: Sequence[str]) -> dict[str, Any]:
