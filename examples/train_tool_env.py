@@ -336,10 +336,10 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
     terms = list(task.rubric.names)
     level = args.difficulty or None
     items = load_split("eval", args.eval_n, SPLIT_SEED, level, env=task)
-    trained = {
-        json.loads(line)["messages"][1]["content"] for line in episodes.read_text().splitlines()
-    }
-    if any(task.question(i) in trained for i in items):  # the splits promise it never happens
+    # by item id: a MeetingSlot question states only the duration and the window, so two
+    # different scenarios can share one (the attendees are behind the tools)
+    trained = {json.loads(line)["id"] for line in episodes.read_text().splitlines()}
+    if any(task.item_id(i) in trained for i in items):  # the splits promise it never happens
         raise SystemExit("an eval item is also a training episode")
     options = [
         {
@@ -372,7 +372,9 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
             else []
         )
         folder = out / f"{label}_model"
-        newer = not folder.is_dir() or rows_file.stat().st_mtime > folder.stat().st_mtime
+        newer = rows_file.is_file() and (
+            not folder.is_dir() or rows_file.stat().st_mtime > folder.stat().st_mtime
+        )
         if newer and [r.get("options") for r in logged] == options:  # evaluated: read it back
             for k, row in enumerate(logged):
                 check_replay(label, k, row)
