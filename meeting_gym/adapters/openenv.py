@@ -34,6 +34,7 @@ the protocol, every bound and its value, and how to run the server behind a prox
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import ctypes
 import ctypes.util
@@ -454,7 +455,17 @@ def map_large_allocations(threshold: int = 1 << 20) -> None:
 
 
 class _Budget:
-    """The server-wide count of message bytes in flight, against MAX_INFLIGHT_BYTES.
+    """The count of large-message bytes in flight in the process, against MAX_INFLIGHT_BYTES.
+
+    Two stages share it. While a WebSocket message over SMALL_MESSAGE_BYTES is being
+    read, its connection holds a reservation of MAX_FRAME_BYTES (the most a message can
+    be); a connection that cannot get one stops being read (TCP holds the rest, in the
+    client's buffers) until one is free, first come first served. Once the handler has
+    the message, it counts the message's own size while it answers it, and a message
+    that would pass the budget then is refused (``SERVER_BUSY``). HTTP bodies count as
+    they arrive. So whatever the clients send, the large messages held at once come to
+    about the budget, not to connections x frame size (48 sessions x 5 actions of
+    4 MiB held 953 MB).
 
     Used from the event loop only (no lock). When the count falls back to 0 after a
     burst of at least ``trim_after`` bytes, the freed memory is given back.
@@ -465,22 +476,35 @@ class _Budget:
         self.used = 0
         self.since_trim = 0
         self.refused = 0
+        self.waiting: collections.deque[Callable[[], bool]] = collections.deque()
 
-    def take(self, size: int) -> bool:
-        """Count ``size`` bytes in, or refuse (False) if they would pass the budget.
-
-        Callers count only messages over SMALL_MESSAGE_BYTES.
-        """
+    def reserve(self, size: int) -> bool:
+        """Count ``size`` bytes in if they fit (True), else nothing (False)."""
         if self.used + size > self.limit:
-            self.refused += 1
             return False
         self.used += size
         self.since_trim += size
         return True
 
+    def take(self, size: int) -> bool:
+        """:meth:`reserve`, a refusal counted (callers count only messages over
+        SMALL_MESSAGE_BYTES)."""
+        if self.reserve(size):
+            return True
+        self.refused += 1
+        return False
+
+    def wait(self, admit: Callable[[], bool]) -> None:
+        """Call ``admit`` once the budget has room (again, while it returns False)."""
+        self.waiting.append(admit)
+
     def give(self, size: int) -> None:
-        """Count ``size`` bytes (once taken) out."""
+        """Count ``size`` bytes (once taken) out, and let waiting readers in."""
         self.used -= size
+        while self.waiting:
+            if not self.waiting[0]():
+                break
+            self.waiting.popleft()
         if self.used == 0 and self.since_trim >= self.trim_after:
             self.since_trim = 0
             release_memory()
@@ -491,6 +515,13 @@ class _Budget:
             f"({size:,} bytes) would pass the server's budget of {self.limit:,} "
             "(MAX_INFLIGHT_BYTES); it was not read: send it again later"
         )
+
+
+RESERVED_KEY = "meeting_gym.reserved"
+"""The key of a received ASGI message that carries the budget its reading reserved."""
+_BUDGET = _Budget()
+"""The budget of the process: its server's WebSocket protocol, sessions and HTTP bodies
+share it (uvicorn builds the protocol from settings, apart from the app)."""
 
 
 class _HttpGuard:
@@ -513,7 +544,7 @@ class _HttpGuard:
         max_requests: int = EXTRA_CONNECTIONS,
     ) -> None:
         self.app, self.limit = app, limit
-        self.budget = budget if budget is not None else _Budget()
+        self.budget = budget if budget is not None else _BUDGET
         self.max_requests = max_requests
         self.requests = 0
 
@@ -665,7 +696,7 @@ class _Sessions:
     def __init__(self, server: Any, built: Models, budget: _Budget | None = None) -> None:
         self.server = server
         self.built = built
-        self.budget = budget if budget is not None else _Budget()
+        self.budget = budget if budget is not None else _BUDGET
         self.sockets: dict[str, Any] = {}
         destroy = server._destroy_session
 
@@ -735,23 +766,28 @@ class _Sessions:
             if session_id not in self.server._sessions:
                 return  # reaped between two messages: the socket is being closed
             text = message.get("text")
+            # the budget this message holds: its reading's reservation, or its own size
+            held = message.get(RESERVED_KEY, 0)
             del message
             size = 0 if text is None else sys.getsizeof(text)
-            if text is None:
-                reply: dict[str, Any] | None = _error(
+            if not held and size > SMALL_MESSAGE_BYTES:
+                held = size if self.budget.take(size) else -1
+            if held < 0:
+                del text  # refused unread: its memory goes at once
+                reply: dict[str, Any] | None = _error(self.budget.refusal(size), "SERVER_BUSY")
+            elif text is None:
+                if held:
+                    self.budget.give(held)
+                reply = _error(
                     "binary frames are not read: send each message as JSON text", "INVALID_JSON"
                 )
-            elif size > SMALL_MESSAGE_BYTES and not self.budget.take(size):
-                del text  # refused unread: its memory goes at once
-                reply = _error(self.budget.refusal(size), "SERVER_BUSY")
-                size = 0
             else:
                 try:
                     reply = await self._answer(session_id, env, text)
                 finally:
                     del text
-                    if size > SMALL_MESSAGE_BYTES:
-                        self.budget.give(size)
+                    if held:
+                        self.budget.give(held)
             if reply is None:  # "close"
                 return
             try:
@@ -865,7 +901,7 @@ def create_server_app(
         ),
     )
     server.register_routes(app)
-    budget = _Budget()  # one per server: WebSocket messages and HTTP bodies share it
+    budget = _BUDGET  # WebSocket messages and HTTP bodies share it, and the protocol
     sessions = _Sessions(server, built, budget)
     mcp_post = None
     kept = []
@@ -1011,20 +1047,91 @@ def _guarded_h11(max_connections: int) -> type:
     return GuardedH11Protocol
 
 
+def _budgeted_websocket(budget: _Budget) -> type:
+    """uvicorn's sans-I/O WebSocket protocol, reading large messages only within ``budget``.
+
+    A connection reading a message past SMALL_MESSAGE_BYTES reserves MAX_FRAME_BYTES of
+    the budget (see :class:`_Budget`); without room it stops being read until there is.
+    The reservation is held until the app takes the message from the queue. Small
+    messages never wait, so well-behaved sessions are not slowed by a burst.
+    """
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    class BudgetedWebSocketProtocol(WebSocketsSansIOProtocol):
+        reading = 0  # bytes received of the message being read
+        reserved = 0  # the budget it holds (0, or MAX_FRAME_BYTES once it is large)
+        held: collections.deque[int] | None = None  # the budget of each queued message
+        waiting = False  # reading stopped until the budget has room
+        gone = False
+
+        def data_received(self, data: bytes) -> None:
+            self.reading += len(data)
+            if self.reading > SMALL_MESSAGE_BYTES and not self.reserved and not self.waiting:
+                if budget.reserve(MAX_FRAME_BYTES):
+                    self.reserved = MAX_FRAME_BYTES
+                else:
+                    self.waiting = True
+                    self.transport.pause_reading()
+                    budget.wait(self._admit)
+            super().data_received(data)
+
+        def _admit(self) -> bool:
+            if self.gone:
+                return True  # nothing to admit: off the waiting list
+            if not budget.reserve(MAX_FRAME_BYTES):
+                return False
+            self.reserved, self.waiting = MAX_FRAME_BYTES, False
+            if not self.read_paused:  # uvicorn's own pause (a message queued) stays
+                self.transport.resume_reading()
+            return True
+
+        def send_receive_event_to_app(self) -> None:
+            if self.held is None:
+                self.held = collections.deque()
+            self.held.append(self.reserved)
+            self.reading = self.reserved = 0
+            super().send_receive_event_to_app()
+
+        async def receive(self) -> Any:
+            message = await super().receive()
+            if message["type"] == "websocket.receive" and self.held:
+                reserved = self.held.popleft()
+                if reserved:  # handed to the handler, which gives it back after its reply
+                    message[RESERVED_KEY] = reserved
+            if self.waiting:  # uvicorn resumes reading once its queue is empty
+                self.transport.pause_reading()
+            return message
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.gone = True
+            held = self.reserved + sum(self.held or ())
+            self.reserved = 0
+            if self.held:
+                self.held.clear()
+            if held:
+                budget.give(held)
+            super().connection_lost(exc)
+
+    return BudgetedWebSocketProtocol
+
+
 def uvicorn_options(max_sessions: int = DEFAULT_MAX_SESSIONS) -> dict[str, Any]:
     """The uvicorn settings that bound a server's frames, connections and shutdown.
 
     No ``limit_concurrency``: it counts open connections, idle and slow ones too, so
     slow clients could make every request a 503; the h11 protocol of
     :func:`_guarded_h11` bounds connections instead, and :class:`_HttpGuard` requests.
-    The WebSocket protocol is pinned to uvicorn's sans-I/O one, which stops reading a
-    connection while one of its messages waits: a session holds at most one message
-    that the budget has not seen.
+    The WebSocket protocol is uvicorn's sans-I/O one (it stops reading a connection
+    while one of its messages waits in the queue), reading large messages within the
+    budget (:func:`_budgeted_websocket`).
     """
     return {
         "ws_max_size": MAX_FRAME_BYTES,
         "http": _guarded_h11(max_sessions + EXTRA_CONNECTIONS + WAITING_CONNECTIONS),
-        "ws": "websockets-sansio",
+        "ws": _budgeted_websocket(_BUDGET),
+        # no permessage-deflate: a compressed frame of a few hundred bytes grew into a
+        # 4 MiB message, so what a client sends would not bound what the server holds
+        "ws_per_message_deflate": False,
         "timeout_graceful_shutdown": SHUTDOWN_GRACE_S,
     }
 
