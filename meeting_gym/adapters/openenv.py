@@ -479,8 +479,10 @@ class _Budget:
         self.waiting: collections.deque[Callable[[], bool]] = collections.deque()
 
     def reserve(self, size: int) -> bool:
-        """Count ``size`` bytes in if they fit (True), else nothing (False)."""
-        if self.used + size > self.limit:
+        """Count ``size`` bytes in if they fit (True), else nothing (False). With nothing
+        in flight anything fits: a message larger than the budget is read alone, never
+        left waiting for room that cannot come."""
+        if self.used and self.used + size > self.limit:
             return False
         self.used += size
         self.since_trim += size
@@ -740,10 +742,16 @@ class _Sessions:
         self.sockets[session_id] = websocket
         try:
             await self._serve(websocket, session_id, env)
-        finally:
+        except asyncio.CancelledError:
+            # the server is stopping and its grace is over: the session's worker may be
+            # deep in a reset (an eval walk) that cannot be interrupted, so its env is
+            # not closed through it (that waited for the walk, and logged a traceback);
+            # the process is ending, and takes the env with it
             self.sockets.pop(session_id, None)
-            await self.server._destroy_session(session_id)
-            await self._close(websocket, 1000)
+            return
+        self.sockets.pop(session_id, None)
+        await self.server._destroy_session(session_id)
+        await self._close(websocket, 1000)
 
     async def _send_and_close(self, websocket: Any, reply: dict[str, Any], code: int) -> None:
         from starlette.websockets import WebSocketDisconnect
