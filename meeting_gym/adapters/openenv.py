@@ -814,8 +814,15 @@ class _Sessions:
     async def _answer(self, session_id: str, env: Any, text: str) -> dict[str, Any] | None:
         from pydantic import ValidationError
 
+        server = self.server
+        # a large message is read in its session's worker, not on the event loop: parsing
+        # and validating 4 MiB took the loop ~20 ms a message, and every session waited
+        large = len(text) > SMALL_MESSAGE_BYTES
         try:
-            message = json.loads(text)
+            if large:
+                message = await server._run_in_session_executor(session_id, json.loads, text)
+            else:
+                message = json.loads(text)
         except RecursionError:
             return _error("invalid JSON: nested too deeply", "INVALID_JSON")
         except ValueError as exc:  # JSONDecodeError, or an integer of too many digits
@@ -830,7 +837,7 @@ class _Sessions:
             return _error(f"message nested deeper than {MAX_MESSAGE_DEPTH} levels", "INVALID_JSON")
         kind = message.get("type")
         data = message.get("data", {})
-        server = self.server
+        del message
         try:
             if kind == "close":
                 return None
@@ -847,6 +854,12 @@ class _Sessions:
             if kind == "reset":
                 observation = await server._run_in_session_executor(session_id, env.reset, **data)
                 server._update_session_activity(session_id)
+            elif large:
+                validate = self.built.action.model_validate
+                observation = await server._run_in_session_executor(
+                    session_id, lambda: env.step(validate(data))
+                )
+                server._update_session_activity(session_id, increment_step=True)
             else:
                 action = self.built.action.model_validate(data)
                 observation = await server._run_in_session_executor(session_id, env.step, action)
