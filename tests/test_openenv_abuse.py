@@ -414,6 +414,12 @@ def test_item8_the_serving_guide_documents_exposure_and_every_bound():
         "MAX_FRAME_BYTES": openenv.MAX_FRAME_BYTES,
         "MAX_HTTP_BODY_BYTES": openenv.MAX_HTTP_BODY_BYTES,
         "MAX_MESSAGE_DEPTH": openenv.MAX_MESSAGE_DEPTH,
+        # issue 26
+        "MAX_INFLIGHT_BYTES": openenv.MAX_INFLIGHT_BYTES,
+        "SMALL_MESSAGE_BYTES": openenv.SMALL_MESSAGE_BYTES,
+        "WAITING_CONNECTIONS": openenv.WAITING_CONNECTIONS,
+        "EXTRA_CONNECTIONS": openenv.EXTRA_CONNECTIONS,
+        "LOG_LINES_PER_WINDOW": openenv.LOG_LINES_PER_WINDOW,
     }
     from meeting_gym.core import splits, text_env
 
