@@ -653,3 +653,42 @@ def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
     assert state["type"] == "state"
     assert all(r["type"] == "observation" for session in replies for r in session)
     assert budget.limit >= peak[0] >= openenv.MAX_FRAME_BYTES and left == 0
+
+
+def test_issue26_a_far_eval_walk_stops_when_its_client_leaves():
+    """A reset walking to eval item 999 of a new split seed on TimetablePlanner-v0 (about
+    28 s of work; it ran to its end for a client gone after 0.2 s) stops once its client
+    leaves; the items walked stay the seed's, and the next reader walks on from them."""
+    from meeting_gym.core import splits
+    from meeting_gym.core.registry import make_task
+
+    seed = 770_326
+    task = make_task("TimetablePlanner-v0")
+    far = {"split": "eval", "index": MAX_EVAL_ITEMS - 1, "split_seed": seed}
+
+    def walked() -> int:
+        stream = splits._STREAMS.get((task.cache_key(), seed, task.difficulty))
+        return 0 if stream is None else len(stream.items)
+
+    async def leave(addr: str) -> tuple[int, int, dict]:
+        ws = await connect(f"ws://{addr}/ws")
+        await ws.send(json.dumps({"type": "reset", "data": far}))
+        await asyncio.sleep(0.5)
+        ws.transport.abort()  # gone, mid-walk
+        await asyncio.sleep(1.0)
+        first = walked()
+        await asyncio.sleep(1.5)  # a walk still going would add ~50 items here
+        second = walked()
+        async with connect(f"ws://{addr}/ws") as again:
+            near = {"split": "eval", "index": second + 2, "split_seed": seed}
+            reply = await ask(again, {"type": "reset", "data": near})
+        return first, second, reply
+
+    with running("TimetablePlanner-v0", max_sessions=4) as addr:
+        first, second, reply = run(leave(addr))
+    assert 0 < first == second < MAX_EVAL_ITEMS - 1
+    # the item past the abandoned prefix is the one a fresh walk gives
+    fresh = splits._EvalStream(task, seed, task.difficulty)
+    expected = task.item_id(fresh.item(second + 2))
+    assert reply["type"] == "observation"
+    assert reply["data"]["observation"]["info"][task.id_key] == expected

@@ -700,6 +700,7 @@ class _Sessions:
         self.built = built
         self.budget = budget if budget is not None else _BUDGET
         self.sockets: dict[str, Any] = {}
+        self.pending: dict[str, Any] = {}  # a message read while a reset ran, per session
         destroy = server._destroy_session
 
         async def destroy_and_close(session_id: str) -> None:
@@ -748,8 +749,10 @@ class _Sessions:
             # not closed through it (that waited for the walk, and logged a traceback);
             # the process is ending, and takes the env with it
             self.sockets.pop(session_id, None)
+            self.pending.pop(session_id, None)
             return
         self.sockets.pop(session_id, None)
+        self.pending.pop(session_id, None)
         await self.server._destroy_session(session_id)
         await self._close(websocket, 1000)
 
@@ -765,7 +768,8 @@ class _Sessions:
 
         while True:
             try:
-                message = await websocket.receive()
+                # a message read while a reset was running comes first (_watched)
+                message = self.pending.pop(session_id, None) or await websocket.receive()
             except (RuntimeError, OSError, WebSocketDisconnect):
                 return
             if message["type"] == "websocket.disconnect":
@@ -791,7 +795,7 @@ class _Sessions:
                 )
             else:
                 try:
-                    reply = await self._answer(session_id, env, text)
+                    reply = await self._answer(websocket, session_id, env, text)
                 finally:
                     del text
                     if held:
@@ -811,7 +815,42 @@ class _Sessions:
         reason = self.CLOSE_REASONS.get(code, "left without a close handshake")
         _CLIENT_LOG.warning("%s %s (code %s)", _peer(websocket.client), reason, code)
 
-    async def _answer(self, session_id: str, env: Any, text: str) -> dict[str, Any] | None:
+    async def _watched(self, websocket: Any, session_id: str, env: Any, data: dict) -> Any:
+        """``env.reset(**data)`` in the session's worker, ended early if the client leaves.
+
+        A reset can walk the ``eval`` stream for seconds (a far item of a new split seed);
+        its client is read meanwhile, and if it leaves, the walk is abandoned
+        (:func:`~meeting_gym.core.splits.abandon_when`). A message the client sends in the
+        meantime is kept, and read after this reply.
+        """
+        from meeting_gym.core.splits import abandon_when
+
+        left = threading.Event()
+
+        def reset() -> Any:
+            with abandon_when(left):
+                return env.reset(**data)
+
+        work = asyncio.ensure_future(self.server._run_in_session_executor(session_id, reset))
+        watch = asyncio.ensure_future(websocket.receive())
+        try:
+            await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not watch.done():
+                watch.cancel()  # a queue read: cancelling it loses no message
+        if watch.done() and not watch.cancelled():
+            if watch.exception() is not None:
+                left.set()
+            else:
+                message = watch.result()
+                self.pending[session_id] = message
+                if message["type"] == "websocket.disconnect":
+                    left.set()  # the client left: its walk stops at the next item
+        return await work
+
+    async def _answer(
+        self, websocket: Any, session_id: str, env: Any, text: str
+    ) -> dict[str, Any] | None:
         from pydantic import ValidationError
 
         server = self.server
@@ -852,7 +891,7 @@ class _Sessions:
                     f'"data" must be a JSON object, got {type(data).__name__}', "VALIDATION_ERROR"
                 )
             if kind == "reset":
-                observation = await server._run_in_session_executor(session_id, env.reset, **data)
+                observation = await self._watched(websocket, session_id, env, data)
                 server._update_session_activity(session_id)
             elif large:
                 validate = self.built.action.model_validate
