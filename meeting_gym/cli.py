@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -384,7 +385,7 @@ def _serve(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    serve(
+    stopped = serve(
         args.env,
         args.host,
         args.port,
@@ -392,6 +393,18 @@ def _serve(args: argparse.Namespace) -> int:
         idle_timeout_s=args.idle_timeout or None,
         on_listening=banner,
     )
+    print(f"meeting-gym serve: {stopped.line()}", file=sys.stderr, flush=True)
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
+        # a cancelled request's env work may still run in its session's worker thread
+        # (an env step cannot be interrupted from outside), and the interpreter would
+        # wait for it at exit (a long eval walk held a stop for 40 s): nothing is left
+        # to write, so the process ends now
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

@@ -13,9 +13,17 @@ against it, each ``--seconds`` long:
 2. ``hostile``: the same, with ``--hostile`` hostile clients mixed in, each doing one of
    (in turn): actions over MAX_ACTION_CHARS, items over MAX_OPTION_CHARS, eval indices
    past MAX_EVAL_ITEMS, sockets dropped without a close handshake, malformed frames
-   (not JSON objects, binary, deep nesting), HTTP bodies over the bound; plus a few
-   silent sockets that connect and never send. Each hostile client sends at most
-   ``--hostile-rate`` requests a second.
+   (not JSON objects, binary, deep nesting), HTTP bodies over the bound, and (issue 26)
+   slowloris HTTP connections (SLOWLORIS each, a request head never finished, reopened
+   when closed), text frames that are not UTF-8, and bursts of BURST actions of 4 MiB
+   sent at once; plus a few silent sockets that connect and never send. Each hostile
+   client sends at most ``--hostile-rate`` requests (or bursts) a second.
+
+Through both phases ``/health`` is probed five times a second on a fresh connection
+(its p99 and worst latency, and any answer that is not 200). At the end the server is
+stopped with SIGINT while sessions still play (and, for ``--env`` with an eval split,
+one session walks to a far eval item of a new split seed): the time it took to exit,
+its exit status and how many lines it wrote over the whole run.
 
 Every well-behaved episode is replayed in process (same item, same policy) and must match
 step for step (observations and rewards): ``mismatches`` counts those that do not. The
@@ -33,10 +41,12 @@ import contextlib
 import hashlib
 import itertools
 import json
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -49,9 +59,14 @@ import gymnasium as gym
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.core.registry import task_class
+from meeting_gym.core.splits import MAX_EVAL_ITEMS
 from meeting_gym.core.text_env import MAX_ACTION_CHARS, MAX_OPTION_CHARS
 
 SPLIT_SEED = 7
+SLOWLORIS = 25
+"""Connections each slowloris client keeps half-open."""
+BURST = 5
+"""Actions of 4 MiB each burst client sends at once."""
 SILENT = 4
 """Silent sockets held open through the hostile phase (they take session slots)."""
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,10 +78,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_server(env_id: str, port: int, sessions: int) -> subprocess.Popen:
+def start_server(env_id: str, port: int, sessions: int, log: Any) -> subprocess.Popen:
     command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", env_id]
     command += ["--port", str(port), "--max-sessions", str(sessions)]
-    proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(command, cwd=ROOT, stderr=log)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -155,6 +170,9 @@ HOSTILE_KINDS = (
     "abandoned",
     "malformed",
     "big_body",
+    "slowloris",
+    "bad_utf8",
+    "big_burst",
 )
 MALFORMED = ("[1,2]", '"reset"', "null", "[" * 1000 + "]" * 1000, b"\x00binary", "{")
 
@@ -169,11 +187,38 @@ async def hostile(
     pause = 1.0 / rate
     big_text = "x" * (MAX_ACTION_CHARS + 1)
     big_item = {"attendees": ["a" * 1000] * (MAX_OPTION_CHARS // 1000 + 10)}
+    if kind == "slowloris":
+        port = int(http.rsplit(":", 1)[1])
+        await asyncio.gather(*(slowloris(port, stop, over, done) for _ in range(SLOWLORIS)))
+        return
+    # 1M characters of 4-byte UTF-8: 4 MiB a frame, within MAX_ACTION_CHARS
+    burst = {"type": "step", "data": {"text": "\U0001f600" * MAX_ACTION_CHARS}}
+    burst = json.dumps(burst, ensure_ascii=False)
     while time.monotonic() < stop and not over.is_set():
         if kind == "abandoned":
             ws = await connect(url, max_size=None)
             await ask(ws, {"type": "reset", "data": {"seed": 1}})
             ws.transport.abort()  # no close handshake
+            done.append(kind)
+            await asyncio.sleep(pause)
+            continue
+        if kind == "bad_utf8":
+            with contextlib.suppress(Exception):  # the server closes it (1007)
+                ws = await connect(url)
+                await ws.send(b"\xff\xfe not UTF-8", text=True)
+                await asyncio.wait_for(ws.recv(), 10)
+            with contextlib.suppress(Exception):
+                ws.transport.abort()
+            done.append(kind)
+            await asyncio.sleep(pause)
+            continue
+        if kind == "big_burst":
+            async with connect(url, max_size=None) as ws:
+                await ask(ws, {"type": "reset", "data": {"seed": 2}})
+                for _ in range(BURST):
+                    await ws.send(burst)
+                for _ in range(BURST):
+                    await asyncio.wait_for(ws.recv(), 120)
             done.append(kind)
             await asyncio.sleep(pause)
             continue
@@ -204,6 +249,46 @@ async def hostile(
                 await asyncio.sleep(pause)
 
 
+async def slowloris(port: int, stop: float, over: asyncio.Event, done: list) -> None:
+    """One half-open HTTP connection at a time: part of a head, then nothing, reopened
+    as soon as the server closes it."""
+    while time.monotonic() < stop and not over.is_set():
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.1)
+            continue
+        writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nX-a: ")
+        done.append("slowloris")
+        reading = asyncio.ensure_future(reader.read())
+        waiting = asyncio.ensure_future(over.wait())
+        await asyncio.wait(
+            {reading, waiting}, timeout=stop - time.monotonic(), return_when="FIRST_COMPLETED"
+        )
+        for task in (reading, waiting):
+            task.cancel()
+        writer.close()
+
+
+async def probe_health(port: int, stop: asyncio.Event, latencies: list, failures: list) -> None:
+    """GET /health on a fresh connection five times a second until ``stop``."""
+    while not stop.is_set():
+        start = time.perf_counter()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            status = answer.split(b" ", 2)[1] if answer.count(b" ") >= 2 else b"none"
+        except (OSError, TimeoutError) as exc:
+            status = type(exc).__name__.encode()
+        latencies.append(time.perf_counter() - start)
+        if status != b"200":
+            failures.append(status.decode(errors="replace"))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.2)
+
+
 def _post(url: str, body: bytes) -> int:
     request = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
     try:
@@ -226,6 +311,9 @@ async def phase(env_id: str, port: int, args: argparse.Namespace, hostile_n: int
     silent = [await connect(url) for _ in range(SILENT if hostile_n else 0)]
     start = time.perf_counter()
     over = asyncio.Event()
+    health: list[float] = []
+    health_failures: list[str] = []
+    prober = asyncio.ensure_future(probe_health(port, over, health, health_failures))
     players = [
         player(env_id, url, (s + 1) * 100_000 + args.offset, stop, latencies, played, args.episodes)
         for s in range(args.sessions)
@@ -239,9 +327,11 @@ async def phase(env_id: str, port: int, args: argparse.Namespace, hostile_n: int
     elapsed = time.perf_counter() - start
     over.set()
     await asyncio.wait_for(hostiles, 120)
+    await prober
     for ws in silent:
         await ws.close()
     latencies.sort()
+    health.sort()
     return {
         "phase": "hostile" if hostile_n else "quiet",
         "sessions": args.sessions,
@@ -255,6 +345,10 @@ async def phase(env_id: str, port: int, args: argparse.Namespace, hostile_n: int
         "p99_step_ms": round(1e3 * latencies[int(0.99 * (len(latencies) - 1))], 2)
         if latencies
         else None,
+        "health_probes": len(health),
+        "health_p99_ms": round(1e3 * health[int(0.99 * (len(health) - 1))], 2) if health else None,
+        "health_max_ms": round(1e3 * health[-1], 2) if health else None,
+        "health_failures": len(health_failures),
         "played": played,
     }
 
@@ -272,14 +366,49 @@ async def measure(env_id: str, port: int, pid: int, args: argparse.Namespace) ->
     sampler = asyncio.ensure_future(sample_rss(pid, samples, stopped))
     runs = []
     args.offset = 0
+    start_mb = rss_mb(pid)
     runs.append(await phase(env_id, port, args, 0))
     rss_quiet = max(samples)
     if args.hostile:
         args.offset = 50_000  # other items than the quiet phase's
         runs.append(await phase(env_id, port, args, args.hostile))
+    await asyncio.sleep(2)  # what stays after the phases
+    after_mb = rss_mb(pid)
     stopped.set()
     await sampler
-    return {"runs": runs, "rss_quiet_mb": round(rss_quiet, 1), "rss_max_mb": round(max(samples), 1)}
+    return {
+        "runs": runs,
+        "rss_start_mb": round(start_mb, 1),
+        "rss_quiet_mb": round(rss_quiet, 1),
+        "rss_max_mb": round(max(samples), 1),
+        "rss_after_mb": round(after_mb, 1),
+    }
+
+
+async def stop_under_load(env_id: str, port: int, proc: subprocess.Popen) -> dict:
+    """SIGINT while 8 sessions play and one walks to a far eval item of a new split seed:
+    how long the server took to exit, and its status."""
+    from websockets.asyncio.client import connect
+
+    url = f"ws://127.0.0.1:{port}/ws"
+    end = time.monotonic() + 60
+    players = [
+        asyncio.ensure_future(player(env_id, url, 900_000 + 1000 * s, end, [], []))
+        for s in range(8)
+    ]
+    walker = await connect(url)
+    far = {"split": "eval", "index": MAX_EVAL_ITEMS - 1, "split_seed": 880_026}
+    await walker.send(json.dumps({"type": "reset", "data": far}))
+    await asyncio.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    code = await asyncio.to_thread(proc.wait, 60)
+    took = time.monotonic() - started
+    for task in players:
+        task.cancel()
+    await asyncio.gather(*players, return_exceptions=True)
+    walker.transport.abort()
+    return {"stop_s": round(took, 2), "exit_code": code}
 
 
 def main() -> int:
@@ -297,17 +426,24 @@ def main() -> int:
     if args.seconds <= 0 or args.seconds > 3600 or args.sessions < 1:
         parser.error("--seconds must be in (0, 3600] and --sessions at least 1")
     port = free_port()
-    capacity = args.sessions + args.hostile + SILENT + 8
-    proc = start_server(args.env, port, capacity)
-    try:
-        # one untimed episode first: the server process loads the env's modules and caches
-        warm = {"sessions": 1, "seconds": 0.001, "offset": 0, "episodes": 1}
-        warm = argparse.Namespace(**{**vars(args), **warm})
-        asyncio.run(phase(args.env, port, warm, 0))
-        result = asyncio.run(measure(args.env, port, proc.pid, args))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    capacity = args.sessions + args.hostile + SILENT + 8 + 9
+    with tempfile.TemporaryFile(mode="w+") as log:  # the server's stderr, counted
+        proc = start_server(args.env, port, capacity, log)
+        try:
+            # one untimed episode first: the server process loads the env's modules and caches
+            warm = {"sessions": 1, "seconds": 0.001, "offset": 0, "episodes": 1}
+            warm = argparse.Namespace(**{**vars(args), **warm})
+            asyncio.run(phase(args.env, port, warm, 0))
+            result = asyncio.run(measure(args.env, port, proc.pid, args))
+            result.update(asyncio.run(stop_under_load(args.env, port, proc)))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+        log.seek(0)
+        lines = [line for line in log.read().splitlines() if line.strip()]
+        result["log_lines"] = len(lines)
+        result["log_tracebacks"] = sum("Traceback" in line for line in lines)
     for run in result["runs"]:
         run["mismatches"] = sum(expected(args.env, i) != d for i, d in run.pop("played"))
     quiet, *rest = result["runs"]
@@ -326,8 +462,15 @@ def main() -> int:
             cells += (r["p99_step_ms"], r["mismatches"])
             print(" | ".join(str(c) for c in cells))
         print(f"p99 hostile/quiet: {result.get('p99_ratio')} (target: within 3x)")
-        rss = f"{result['rss_quiet_mb']} MB by the end of the quiet phase"
-        print(f"server RSS: {rss}, {result['rss_max_mb']} MB at most")
+        rss = f"{result['rss_start_mb']} MB at the start, {result['rss_quiet_mb']} MB by the end"
+        rss += f" of the quiet phase, {result['rss_max_mb']} MB at most,"
+        print(f"server RSS: {rss} {result['rss_after_mb']} MB 2 s after the phases")
+        for r in result["runs"]:
+            health = f"/health ({r['phase']}): {r['health_probes']} probes, p99"
+            health += f" {r['health_p99_ms']} ms, worst {r['health_max_ms']} ms,"
+            print(f"{health} {r['health_failures']} not 200")
+        stop = f"SIGINT under load: exited {result['exit_code']} after {result['stop_s']} s;"
+        print(f"{stop} {result['log_lines']} log lines ({result['log_tracebacks']} tracebacks)")
     return 0 if all(r["mismatches"] == 0 for r in result["runs"]) else 1
 
 

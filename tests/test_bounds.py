@@ -20,6 +20,7 @@ from meeting_gym.core.text_env import (
     MAX_OPTION_CHARS,
     MAX_OPTION_DEPTH,
     MAX_TRANSCRIPT_CHARS,
+    MAX_TRANSCRIPT_ENTRY_CHARS,
 )
 from meeting_gym.envs.calendar_math.task import CalendarMathTask
 from meeting_gym.envs.timetable_planner.scenario import MAX_ENTITIES
@@ -140,6 +141,18 @@ def test_the_transcript_kept_is_bounded_whatever_the_actions():
     kept = sum(len(text) for _, text in base.transcript)
     assert kept <= MAX_TRANSCRIPT_CHARS + 1000 and base.transcript_dropped > 0
     assert "later entries not kept" in base.render_transcript()
+
+
+@pytest.mark.parametrize("env_id", ["MeetingSlot-v0", "CalendarMath-v0", "TimetablePlanner-v0"])
+def test_an_env_keeps_its_last_action_cut_as_the_transcript_does(env_id):
+    """A served session held its last action whole until its next step (4 MiB each,
+    across 48 sessions after a burst, issue 26): it is kept cut to the transcript's bound."""
+    env = gym.make(env_id, mode="text", disable_env_checker=True)
+    env.reset(seed=2)
+    env.step("\U0001f600" * MAX_ACTION_CHARS)  # within the bound, 4 MiB of UTF-8
+    kept = env.unwrapped.interface.last_action
+    assert kept.startswith("\U0001f600" * 100) and len(kept) <= MAX_TRANSCRIPT_ENTRY_CHARS + 100
+    assert f"{MAX_ACTION_CHARS - MAX_TRANSCRIPT_ENTRY_CHARS:,} more characters" in kept
 
 
 def test_item_and_scenario_options_are_bounded_by_size_and_depth():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -276,8 +277,10 @@ def test_item6_a_frame_over_the_bound_closes_only_its_own_connection():
         async with connect(f"ws://{addr}/ws") as other:
             await ask(other, {"type": "reset", "data": {"seed": 4}})
             async with connect(f"ws://{addr}/ws", max_size=None) as big:
-                await big.send("x" * (openenv.MAX_FRAME_BYTES + 1))
+                # the server closes as soon as it reads the frame's length: without
+                # compression (issue 26) the client may learn it while still sending
                 with pytest.raises(ConnectionClosed) as closed:
+                    await big.send("x" * (openenv.MAX_FRAME_BYTES + 1))
                     await asyncio.wait_for(big.recv(), TIMEOUT)
             state = await ask(other, {"type": "state"})
             return closed.value.rcvd.code, state
@@ -411,6 +414,12 @@ def test_item8_the_serving_guide_documents_exposure_and_every_bound():
         "MAX_FRAME_BYTES": openenv.MAX_FRAME_BYTES,
         "MAX_HTTP_BODY_BYTES": openenv.MAX_HTTP_BODY_BYTES,
         "MAX_MESSAGE_DEPTH": openenv.MAX_MESSAGE_DEPTH,
+        # issue 26
+        "MAX_INFLIGHT_BYTES": openenv.MAX_INFLIGHT_BYTES,
+        "SMALL_MESSAGE_BYTES": openenv.SMALL_MESSAGE_BYTES,
+        "WAITING_CONNECTIONS": openenv.WAITING_CONNECTIONS,
+        "EXTRA_CONNECTIONS": openenv.EXTRA_CONNECTIONS,
+        "LOG_LINES_PER_WINDOW": openenv.LOG_LINES_PER_WINDOW,
     }
     from meeting_gym.core import splits, text_env
 
@@ -422,3 +431,264 @@ def test_item8_the_serving_guide_documents_exposure_and_every_bound():
         row = re.search(rf"^\|[^\n]*`{name}`[^\n]*$", page, re.M)
         assert row is not None, name
         assert f"{value:,}" in row.group(0), (name, value)
+
+
+# ----------------------------------------------------------------------------- issue 26
+
+
+def _partial_heads(addr: str, count: int) -> list[socket.socket]:
+    """``count`` connections that send part of a request head and then nothing (slowloris)."""
+    host, port = addr.split(":")
+    held = []
+    for _ in range(count):
+        sock = socket.create_connection((host, int(port)), timeout=TIMEOUT)
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-a: ")
+        held.append(sock)
+    return held
+
+
+def test_issue26_slow_request_heads_are_closed_and_health_answers_meanwhile(monkeypatch):
+    """300 slowloris connections: /health and an HTTP reset answer while they are open
+    (they were 503 for 32 s and more), and the server closes every one of them."""
+    monkeypatch.setattr(openenv, "HEAD_TIMEOUT_S", 2.0)  # read when a connection opens
+    with running("CalendarMath-v0") as addr:
+        held = _partial_heads(addr, 300)
+        try:
+            health = [httpx.get(f"http://{addr}/health", timeout=TIMEOUT) for _ in range(5)]
+            reset = httpx.post(f"http://{addr}/reset", json={"seed": 1}, timeout=TIMEOUT)
+            closed = 0
+            for sock in held:  # each is closed by the server: recv sees the end, not a wait
+                sock.settimeout(TIMEOUT)
+                try:
+                    closed += sock.recv(1024) == b""
+                except ConnectionResetError:
+                    closed += 1
+        finally:
+            for sock in held:
+                sock.close()
+    assert [r.status_code for r in health] == [200] * 5 and reset.status_code == 200
+    assert closed == len(held)
+
+
+def test_issue26_past_the_connection_bound_the_oldest_slow_connection_makes_room(monkeypatch):
+    """More slow connections than the bound: a new request is still read (the oldest
+    waiting one is closed for it), not refused."""
+    monkeypatch.setattr(openenv, "WAITING_CONNECTIONS", 8)  # read by uvicorn_options
+    monkeypatch.setattr(openenv, "HEAD_GRACE_S", 0.0)
+    monkeypatch.setattr(openenv, "HEAD_TIMEOUT_S", 4 * TIMEOUT)  # only making room closes
+    with running("CalendarMath-v0", max_sessions=2) as addr:
+        held = _partial_heads(addr, 2 + openenv.EXTRA_CONNECTIONS + 8 + 20)
+        try:
+            health = httpx.get(f"http://{addr}/health", timeout=TIMEOUT)
+            first = held[0]
+            first.settimeout(TIMEOUT)
+            try:
+                shed = first.recv(1024) == b""  # the oldest, closed to make room
+            except ConnectionResetError:
+                shed = True
+        finally:
+            for sock in held:
+                sock.close()
+    assert health.status_code == 200 and shed
+
+
+def test_issue26_a_slow_body_gets_408_and_its_connection_closed(monkeypatch):
+    monkeypatch.setattr(openenv, "BODY_TIMEOUT_S", 1.0)
+    with running("CalendarMath-v0") as addr:
+        host, port = addr.split(":")
+        with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
+            head = b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            sock.sendall(head + b"Content-Length: 100\r\n\r\n{")  # 99 bytes never come
+            reply = b""
+            while chunk := sock.recv(4096):
+                reply += chunk
+        health = httpx.get(f"http://{addr}/health", timeout=TIMEOUT)
+    assert reply.startswith(b"HTTP/1.1 408") and b"body not sent within" in reply
+    assert health.status_code == 200
+
+
+def test_issue26_client_lines_are_bounded_per_window():
+    """The limiter itself, on a fake clock: 1,000 lines in a window write LOG_LINES_PER_WINDOW,
+    and the next window starts with one line counting the rest."""
+    import logging
+
+    written: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            written.append(record.getMessage())
+
+    logger = logging.getLogger("meeting_gym.test.client_log")
+    logger.propagate = False
+    logger.addHandler(Collect())
+    now = [0.0]
+    limiter = openenv._ClientLog(logger, limit=20, window=10.0, clock=lambda: now[0])
+    for i in range(1000):
+        limiter.warning("client %d misbehaved", i)
+    assert len(written) == 20 and written[-1] == "client 19 misbehaved"
+    now[0] = 10.5
+    limiter.warning("client %d misbehaved", 1000)
+    assert written[20:] == [
+        "980 more misbehaving-client lines left out in the last 10 s",
+        "client 1000 misbehaved",
+    ]
+
+
+def test_issue26_a_thousand_bad_clients_write_a_bounded_number_of_lines():
+    """Invalid UTF-8 text frames (a traceback each before), malformed frames and dropped
+    sockets: one line each up to the bound, then nothing more in the window."""
+    kinds = 3
+    per_kind = 334  # 1,002 clients
+
+    async def bad(addr: str, kind: int) -> None:
+        ws = await connect(f"ws://{addr}/ws")
+        if kind == 0:
+            await ws.send(b"\xff\xfe not UTF-8", text=True)
+        elif kind == 1:  # an unmasked frame with a reserved opcode: a protocol error
+            ws.transport.write(b"\x83\x00")
+        else:
+            await ask(ws, {"type": "reset", "data": {"seed": 1}})
+        if kind in (0, 1):
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), TIMEOUT)
+        ws.transport.abort()
+
+    async def all_bad(addr: str) -> dict:
+        for start in range(0, kinds * per_kind, 50):  # 50 at a time: bounded load
+            await asyncio.gather(*(bad(addr, i % kinds) for i in range(start, start + 50)))
+        async with connect(f"ws://{addr}/ws") as ws:  # the server still serves
+            return await ask(ws, {"type": "reset", "data": {"seed": 2}})
+
+    with serving("--env", "CalendarMath-v0") as (addr, proc):
+        alive = run(all_bad(addr))
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=TIMEOUT)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert alive["type"] == "observation" and "Traceback" not in stderr
+    clients = [line for line in lines if "127.0.0.1:" in line]
+    assert any("not UTF-8 (code 1007)" in line for line in clients)
+    # the run lasts under a window or two: at most two windows' lines and their counts
+    assert len(clients) <= 2 * (openenv.LOG_LINES_PER_WINDOW + 1), len(clients)
+    assert len(lines) <= 2 * (openenv.LOG_LINES_PER_WINDOW + 1) + 3, lines[-5:]
+
+
+def test_issue26_sigint_during_a_long_walk_stops_at_once_exit_0_one_line():
+    """A reset walking to a far eval item of a new split seed (about 28 s of work on
+    TimetablePlanner-v0), more sessions open: SIGINT ends the server in well under the
+    walk, with status 0 and one line (it ran the walk to its end, then exited -2 with a
+    traceback)."""
+
+    async def scenario(addr: str, proc: subprocess.Popen) -> tuple[int, float]:
+        open_sessions = [await connect(f"ws://{addr}/ws") for _ in range(4)]
+        walker = await connect(f"ws://{addr}/ws")
+        far = {"split": "eval", "index": MAX_EVAL_ITEMS - 1, "split_seed": 770_226}
+        await walker.send(json.dumps({"type": "reset", "data": far}))
+        await asyncio.sleep(0.5)  # the walk is under way
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        code = await asyncio.to_thread(proc.wait, TIMEOUT)
+        took = time.monotonic() - started
+        for ws in [*open_sessions, walker]:
+            ws.transport.abort()
+        return code, took
+
+    with serving("--env", "TimetablePlanner-v0") as (addr, proc):
+        code, took = run(scenario(addr, proc))
+        stderr = proc.stderr.read()
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert code == 0 and "Traceback" not in stderr, stderr[-2000:]
+    assert lines[-1].startswith("meeting-gym serve: stopped on SIGINT"), lines
+    assert len(lines) == 2, lines  # the banner and the stop line
+    assert took < 10  # the walk alone takes ~28 s: the stop did not wait for it
+
+
+def test_issue26_http_bodies_past_the_budget_are_refused_with_503(monkeypatch):
+    monkeypatch.setattr(openenv._BUDGET, "limit", 1 << 18)
+    monkeypatch.setattr(openenv._BUDGET, "used", 1 << 17)  # as if another body were in flight
+    with running("CalendarMath-v0") as addr:
+        body = json.dumps({"seed": 1, "pad": "y" * (1 << 18)})
+        refused = httpx.post(f"http://{addr}/reset", content=body, timeout=TIMEOUT)
+        small = httpx.post(f"http://{addr}/reset", json={"seed": 1}, timeout=TIMEOUT)
+    assert refused.status_code == 503 and "MAX_INFLIGHT_BYTES" in refused.json()["detail"]
+    assert small.status_code == 200  # small bodies are not counted
+
+
+def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
+    """24 sessions each send 3 actions of 1M four-byte characters (4 MiB) at once: the
+    bytes counted in flight never pass the budget, each action is answered, a small
+    session is answered meanwhile, and the count returns to 0."""
+    budget = openenv._BUDGET
+    peak = [0]
+    reserve = budget.reserve
+
+    def watched(size: int) -> bool:
+        granted = reserve(size)
+        peak[0] = max(peak[0], budget.used)
+        return granted
+
+    monkeypatch.setattr(budget, "reserve", watched)
+    payload = {"type": "step", "data": {"text": "\U0001f600" * (1 << 20)}}
+    big = json.dumps(payload, ensure_ascii=False)  # 4 MiB of UTF-8
+
+    async def heavy(addr: str) -> list:
+        async with connect(f"ws://{addr}/ws", max_size=None) as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 2}})
+            for _ in range(3):
+                await ws.send(big)
+            return [json.loads(await asyncio.wait_for(ws.recv(), 4 * TIMEOUT)) for _ in range(3)]
+
+    async def light(addr: str) -> dict:
+        async with connect(f"ws://{addr}/ws") as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 3}})
+            await asyncio.sleep(0.2)  # the burst is under way
+            return await ask(ws, {"type": "state"})
+
+    async def scenario(addr: str):
+        return await asyncio.gather(light(addr), *(heavy(addr) for _ in range(24)))
+
+    with running("MeetingSlot-v0") as addr:
+        state, *replies = run(scenario(addr))
+        time.sleep(0.5)
+        left = budget.used
+    assert state["type"] == "state"
+    assert all(r["type"] == "observation" for session in replies for r in session)
+    assert budget.limit >= peak[0] >= openenv.MAX_FRAME_BYTES and left == 0
+
+
+def test_issue26_a_far_eval_walk_stops_when_its_client_leaves():
+    """A reset walking to eval item 999 of a new split seed on TimetablePlanner-v0 (about
+    28 s of work; it ran to its end for a client gone after 0.2 s) stops once its client
+    leaves; the items walked stay the seed's, and the next reader walks on from them."""
+    from meeting_gym.core import splits
+    from meeting_gym.core.registry import make_task
+
+    seed = 770_326
+    task = make_task("TimetablePlanner-v0")
+    far = {"split": "eval", "index": MAX_EVAL_ITEMS - 1, "split_seed": seed}
+
+    def walked() -> int:
+        stream = splits._STREAMS.get((task.cache_key(), seed, task.difficulty))
+        return 0 if stream is None else len(stream.items)
+
+    async def leave(addr: str) -> tuple[int, int, dict]:
+        ws = await connect(f"ws://{addr}/ws")
+        await ws.send(json.dumps({"type": "reset", "data": far}))
+        await asyncio.sleep(0.5)
+        ws.transport.abort()  # gone, mid-walk
+        await asyncio.sleep(1.0)
+        first = walked()
+        await asyncio.sleep(1.5)  # a walk still going would add ~50 items here
+        second = walked()
+        async with connect(f"ws://{addr}/ws") as again:
+            near = {"split": "eval", "index": second + 2, "split_seed": seed}
+            reply = await ask(again, {"type": "reset", "data": near})
+        return first, second, reply
+
+    with running("TimetablePlanner-v0", max_sessions=4) as addr:
+        first, second, reply = run(leave(addr))
+    assert 0 < first == second < MAX_EVAL_ITEMS - 1
+    # the item past the abandoned prefix is the one a fresh walk gives
+    fresh = splits._EvalStream(task, seed, task.difficulty)
+    expected = task.item_id(fresh.item(second + 2))
+    assert reply["type"] == "observation"
+    assert reply["data"]["observation"]["info"][task.id_key] == expected

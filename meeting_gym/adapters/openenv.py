@@ -33,15 +33,23 @@ the protocol, every bound and its value, and how to run the server behind a prox
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
+import ctypes
+import ctypes.util
 import json
 import logging
 import re
+import signal
 import socket
-from collections.abc import Callable
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -298,55 +306,321 @@ MAX_MESSAGE_DEPTH = 64
 MAX_ERROR_CHARS = 2000
 """What an error reply quotes of a message, an exception or an input, at most."""
 EXTRA_CONNECTIONS = 64
-"""Connections (HTTP requests and refused WebSockets) served beside ``max_sessions``
-sessions; past them uvicorn answers 503 (it bounds the bodies held at once)."""
+"""HTTP requests served at once beside the sessions (``/health`` aside): 503 past it."""
+WAITING_CONNECTIONS = 512
+"""Connections that may wait for their request head (or sit idle between keep-alive
+requests) beside ``max_sessions + EXTRA_CONNECTIONS`` busy ones. Past that many open
+connections, the oldest one that has waited HEAD_GRACE_S for its head is closed to make
+room (a new one, if none has), so slow clients cannot hold every socket."""
+HEAD_GRACE_S = 0.5
+"""A connection younger than this is not closed to make room: a client that sends its
+request at once (a health probe) is read, however fast slow ones reconnect."""
+HEAD_TIMEOUT_S = 5.0
+"""Seconds a connection has to send a complete request head, from its opening or from
+the end of its previous response: a slow or incomplete request is closed after it."""
+BODY_TIMEOUT_S = 20.0
+"""Seconds an HTTP request has to send its whole body: past it, 408 and the connection
+is closed."""
+MAX_INFLIGHT_BYTES = 1 << 25
+"""The server-wide budget on message bytes in flight (32 MiB): WebSocket messages and
+HTTP bodies over SMALL_MESSAGE_BYTES are counted from their arrival until their reply;
+one that would pass the budget is refused at once (``SERVER_BUSY`` over the WebSocket,
+the session going on; 503 over HTTP)."""
+SMALL_MESSAGE_BYTES = 1 << 16
+"""Messages up to this size (64 KiB) are not counted: every ordinary reset and step is
+smaller, so a burst of large actions never refuses a well-behaved session."""
+LOG_LINES_PER_WINDOW = 20
+"""At most this many lines about misbehaving clients per LOG_WINDOW_S (one line per
+client); past it the lines are counted, and the count is logged once the window ends."""
+LOG_WINDOW_S = 10.0
+SHUTDOWN_GRACE_S = 1.0
+"""Seconds a stop (SIGINT, SIGTERM) waits for requests in progress before it cancels them."""
 _LOG = "uvicorn.error"
 
 
-class _BodyLimit:
-    """ASGI middleware: an HTTP body over ``limit`` bytes gets 413 before anything parses it.
+class _ClientLog:
+    """One log line per misbehaving client, at most ``limit`` lines per ``window`` seconds.
 
-    OpenEnv's routes read bodies whole, without a bound (a 50 MB ``/step`` was parsed).
+    Lines past the limit are counted; the first line of a later window is preceded by
+    one line saying how many were left out. So 1,000 bad clients in a window write at
+    most ``limit + 1`` lines, whatever they send.
     """
 
-    def __init__(self, app: Any, limit: int = MAX_HTTP_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        logger: logging.Logger,
+        limit: int = LOG_LINES_PER_WINDOW,
+        window: float = LOG_WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.logger, self.limit, self.window, self.clock = logger, limit, window, clock
+        self.started = clock()
+        self.written = 0
+        self.dropped = 0
+        self.lock = threading.Lock()  # uvicorn's log calls may come from other threads
+
+    def warning(self, message: str, *args: Any) -> None:
+        """Log ``message % args`` if this window has room, else count it."""
+        with self.lock:
+            now = self.clock()
+            if now - self.started >= self.window:
+                if self.dropped:
+                    self.logger.warning(
+                        "%d more misbehaving-client lines left out in the last %.0f s",
+                        self.dropped,
+                        now - self.started,
+                    )
+                self.started, self.written, self.dropped = now, 0, 0
+            if self.written >= self.limit:
+                self.dropped += 1
+                return
+            self.written += 1
+        self.logger.warning(message, *args)
+
+
+_CLIENT_LOG = _ClientLog(logging.getLogger(_LOG))
+"""The one limiter of the process: the lines of every server in it share its bound."""
+
+
+class _UvicornClientLines(logging.Filter):
+    """uvicorn's own lines about a client's mistake, brought under the client-line bound.
+
+    uvicorn logs an invalid UTF-8 text frame as an ERROR with a traceback (the WebSocket
+    handler logs that client's one line itself, from the close code 1007), and a
+    malformed HTTP request as a WARNING each: 400 such clients wrote 4,001 lines.
+    """
+
+    DROPPED = ("Invalid UTF-8 sequence received from client.",)
+    LIMITED = ("Invalid HTTP request received.", "Unsupported upgrade request.")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.msg if isinstance(record.msg, str) else ""
+        if message in self.DROPPED:
+            return False
+        if message in self.LIMITED:
+            _CLIENT_LOG.warning("a client sent a bad HTTP request: %s", message)
+            return False
+        return True
+
+
+def _install_log_filter() -> None:
+    logger = logging.getLogger(_LOG)
+    if not any(isinstance(f, _UvicornClientLines) for f in logger.filters):
+        logger.addFilter(_UvicornClientLines())
+
+
+def _peer(scope_client: Any) -> str:
+    """``host:port`` of a client (uvicorn gives a tuple, Starlette an Address)."""
+    if not scope_client:
+        return "a client"
+    host, port = scope_client[0], scope_client[1]
+    return f"{host}:{port}"
+
+
+@cache
+def _libc() -> Any:
+    """glibc, for ``malloc_trim`` and ``mallopt`` (None elsewhere: nothing to tune)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
+
+
+def release_memory() -> None:
+    """Give freed heap pages back to the system (glibc's ``malloc_trim``; a no-op elsewhere).
+
+    After a burst of large messages the freed pages stay in the process (RSS stayed
+    953 MB up after one): trimming returns them.
+    """
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+def map_large_allocations(threshold: int = 1 << 20) -> None:
+    """Serve allocations of ``threshold`` bytes or more by ``mmap``, so each returns to the
+    system when freed (glibc's ``mallopt(M_MMAP_THRESHOLD)``; a no-op elsewhere).
+
+    glibc raises its threshold after the first large block is freed, and later blocks
+    of that size then come from the heap and stay there: a fixed threshold keeps a
+    burst of large messages from leaving the process that much larger.
+    """
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-3, threshold)  # M_MMAP_THRESHOLD
+
+
+class _Budget:
+    """The count of large-message bytes in flight in the process, against MAX_INFLIGHT_BYTES.
+
+    Two stages share it. While a WebSocket message over SMALL_MESSAGE_BYTES is being
+    read, its connection holds a reservation of MAX_FRAME_BYTES (the most a message can
+    be); a connection that cannot get one stops being read (TCP holds the rest, in the
+    client's buffers) until one is free, first come first served. Once the handler has
+    the message, it counts the message's own size while it answers it, and a message
+    that would pass the budget then is refused (``SERVER_BUSY``). HTTP bodies count as
+    they arrive. So whatever the clients send, the large messages held at once come to
+    about the budget, not to connections x frame size (48 sessions x 5 actions of
+    4 MiB held 953 MB).
+
+    Used from the event loop only (no lock). When the count falls back to 0 after a
+    burst of at least ``trim_after`` bytes, the freed memory is given back.
+    """
+
+    def __init__(self, limit: int = MAX_INFLIGHT_BYTES, trim_after: int = 1 << 24) -> None:
+        self.limit, self.trim_after = limit, trim_after
+        self.used = 0
+        self.since_trim = 0
+        self.refused = 0
+        self.waiting: collections.deque[Callable[[], bool]] = collections.deque()
+
+    def reserve(self, size: int) -> bool:
+        """Count ``size`` bytes in if they fit (True), else nothing (False). With nothing
+        in flight anything fits: a message larger than the budget is read alone, never
+        left waiting for room that cannot come."""
+        if self.used and self.used + size > self.limit:
+            return False
+        self.used += size
+        self.since_trim += size
+        return True
+
+    def take(self, size: int) -> bool:
+        """:meth:`reserve`, a refusal counted (callers count only messages over
+        SMALL_MESSAGE_BYTES)."""
+        if self.reserve(size):
+            return True
+        self.refused += 1
+        return False
+
+    def wait(self, admit: Callable[[], bool]) -> None:
+        """Call ``admit`` once the budget has room (again, while it returns False)."""
+        self.waiting.append(admit)
+
+    def give(self, size: int) -> None:
+        """Count ``size`` bytes (once taken) out, and let waiting readers in."""
+        self.used -= size
+        while self.waiting:
+            if not self.waiting[0]():
+                break
+            self.waiting.popleft()
+        if self.used == 0 and self.since_trim >= self.trim_after:
+            self.since_trim = 0
+            release_memory()
+
+    def refusal(self, size: int) -> str:
+        return (
+            f"server busy: {self.used:,} bytes of messages are in flight and this one "
+            f"({size:,} bytes) would pass the server's budget of {self.limit:,} "
+            "(MAX_INFLIGHT_BYTES); it was not read: send it again later"
+        )
+
+
+RESERVED_KEY = "meeting_gym.reserved"
+"""The key of a received ASGI message that carries the budget its reading reserved."""
+_BUDGET = _Budget()
+"""The budget of the process: its server's WebSocket protocol, sessions and HTTP bodies
+share it (uvicorn builds the protocol from settings, apart from the app)."""
+
+
+class _HttpGuard:
+    """ASGI middleware over the HTTP routes: bodies bounded in size, time and memory, and
+    requests in flight bounded.
+
+    * a body over ``limit`` bytes gets 413 before anything parses it (OpenEnv's routes
+      read bodies whole, without a bound: a 50 MB ``/step`` was parsed);
+    * a body not complete within BODY_TIMEOUT_S gets 408 and the connection closes;
+    * a body over SMALL_MESSAGE_BYTES that would pass the server's budget gets 503;
+    * past EXTRA_CONNECTIONS requests at once, 503 (``/health`` is always answered: a
+      probe must not restart a server because others keep it busy).
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        limit: int = MAX_HTTP_BODY_BYTES,
+        budget: _Budget | None = None,
+        max_requests: int = EXTRA_CONNECTIONS,
+    ) -> None:
         self.app, self.limit = app, limit
+        self.budget = budget if budget is not None else _BUDGET
+        self.max_requests = max_requests
+        self.requests = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope.get("path") == "/health":
+            await self.app(scope, receive, send)
+            return
+        if self.requests >= self.max_requests:
+            await self._refuse(send, 503, f"more than {self.max_requests} requests in flight")
+            return
+        self.requests += 1
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self.requests -= 1
+
+    async def _guarded(self, scope: Any, receive: Any, send: Any) -> None:
         declared = dict(scope.get("headers") or ()).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await self._refuse(send)
+            await self._refuse(send, 413, f"request body over {self.limit} bytes")
             return
         body = bytearray()
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.limit:
-                await self._refuse(send)
-                return
-        replayed = False
+        counted = 0
+        deadline = time.monotonic() + BODY_TIMEOUT_S
+        try:
+            more = True
+            while more:
+                try:
+                    message = await asyncio.wait_for(receive(), deadline - time.monotonic())
+                except asyncio.TimeoutError:  # TimeoutError itself from 3.11
+                    _CLIENT_LOG.warning(
+                        "%s sent no complete body in %.0f s: closed",
+                        _peer(scope.get("client")),
+                        BODY_TIMEOUT_S,
+                    )
+                    await self._refuse(
+                        send, 408, f"request body not sent within {BODY_TIMEOUT_S} s"
+                    )
+                    return
+                if message["type"] != "http.request":
+                    return  # the client left
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+                if len(body) > self.limit:
+                    await self._refuse(send, 413, f"request body over {self.limit} bytes")
+                    return
+                if len(body) > SMALL_MESSAGE_BYTES:
+                    # counted as it grows: a body is refused before it fills the budget
+                    if not self.budget.take(len(body) - counted):
+                        await self._refuse(send, 503, self.budget.refusal(len(body)))
+                        return
+                    counted = len(body)
+            replayed = False
 
-        async def replay() -> Any:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": bytes(body), "more_body": False}
+            async def replay() -> Any:
+                nonlocal replayed
+                if replayed:
+                    return await receive()
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
 
-        await self.app(scope, replay, send)
+            await self.app(scope, replay, send)
+        finally:
+            if counted:
+                self.budget.give(counted)
 
-    async def _refuse(self, send: Any) -> None:
-        detail = json.dumps({"detail": f"request body over {self.limit} bytes"}).encode()
+    async def _refuse(self, send: Any, status: int, detail: str) -> None:
+        payload = json.dumps({"detail": detail}).encode()
         headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": detail})
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
 
 
 def _short(text: str, limit: int = MAX_ERROR_CHARS) -> str:
@@ -407,14 +681,26 @@ class _Sessions:
     * the reaper freed an idle session's slot but left its socket open and playable
       (so the cap could be passed without limit); here the socket is closed (1001);
     * ``state`` did not count as activity; here it does;
-    * a client gone without a close handshake logged a 4.4 KB traceback; here one line.
+    * a client gone without a close handshake logged a 4.4 KB traceback; here one line,
+      as for an invalid UTF-8 text frame, a malformed frame or one over the size bound
+      (each under the bound on client lines: :class:`_ClientLog`);
+    * messages over SMALL_MESSAGE_BYTES count against the server's budget of bytes in
+      flight (:class:`_Budget`): past it, a ``SERVER_BUSY`` error and the session goes on.
     """
 
-    def __init__(self, server: Any, built: Models) -> None:
+    CLOSE_REASONS: ClassVar[dict[int, str]] = {
+        1002: "sent a malformed WebSocket frame",
+        1007: "sent a text frame that is not UTF-8",
+        1009: f"sent a frame over MAX_FRAME_BYTES ({MAX_FRAME_BYTES:,} bytes)",
+    }
+    """Close codes uvicorn's protocol ends a connection with for the client's fault."""
+
+    def __init__(self, server: Any, built: Models, budget: _Budget | None = None) -> None:
         self.server = server
         self.built = built
+        self.budget = budget if budget is not None else _BUDGET
         self.sockets: dict[str, Any] = {}
-        self.log = logging.getLogger(_LOG)
+        self.pending: dict[str, Any] = {}  # a message read while a reset ran, per session
         destroy = server._destroy_session
 
         async def destroy_and_close(session_id: str) -> None:
@@ -457,10 +743,18 @@ class _Sessions:
         self.sockets[session_id] = websocket
         try:
             await self._serve(websocket, session_id, env)
-        finally:
+        except asyncio.CancelledError:
+            # the server is stopping and its grace is over: the session's worker may be
+            # deep in a reset (an eval walk) that cannot be interrupted, so its env is
+            # not closed through it (that waited for the walk, and logged a traceback);
+            # the process is ending, and takes the env with it
             self.sockets.pop(session_id, None)
-            await self.server._destroy_session(session_id)
-            await self._close(websocket, 1000)
+            self.pending.pop(session_id, None)
+            return
+        self.sockets.pop(session_id, None)
+        self.pending.pop(session_id, None)
+        await self.server._destroy_session(session_id)
+        await self._close(websocket, 1000)
 
     async def _send_and_close(self, websocket: Any, reply: dict[str, Any], code: int) -> None:
         from starlette.websockets import WebSocketDisconnect
@@ -474,25 +768,38 @@ class _Sessions:
 
         while True:
             try:
-                message = await websocket.receive()
+                # a message read while a reset was running comes first (_watched)
+                message = self.pending.pop(session_id, None) or await websocket.receive()
             except (RuntimeError, OSError, WebSocketDisconnect):
                 return
             if message["type"] == "websocket.disconnect":
-                code = message.get("code", 1000)
-                if code not in (1000, 1001) and session_id in self.server._sessions:
-                    peer = websocket.client
-                    where = f"{peer.host}:{peer.port}" if peer else "a client"
-                    self.log.warning("%s left without a close handshake (code %s)", where, code)
+                self._log_close(websocket, session_id, message.get("code", 1000))
                 return
             if session_id not in self.server._sessions:
                 return  # reaped between two messages: the socket is being closed
             text = message.get("text")
-            if text is None:
-                reply: dict[str, Any] | None = _error(
+            # the budget this message holds: its reading's reservation, or its own size
+            held = message.get(RESERVED_KEY, 0)
+            del message
+            size = 0 if text is None else sys.getsizeof(text)
+            if not held and size > SMALL_MESSAGE_BYTES:
+                held = size if self.budget.take(size) else -1
+            if held < 0:
+                del text  # refused unread: its memory goes at once
+                reply: dict[str, Any] | None = _error(self.budget.refusal(size), "SERVER_BUSY")
+            elif text is None:
+                if held:
+                    self.budget.give(held)
+                reply = _error(
                     "binary frames are not read: send each message as JSON text", "INVALID_JSON"
                 )
             else:
-                reply = await self._answer(session_id, env, text)
+                try:
+                    reply = await self._answer(websocket, session_id, env, text)
+                finally:
+                    del text
+                    if held:
+                        self.budget.give(held)
             if reply is None:  # "close"
                 return
             try:
@@ -500,11 +807,61 @@ class _Sessions:
             except (RuntimeError, OSError, WebSocketDisconnect):
                 return
 
-    async def _answer(self, session_id: str, env: Any, text: str) -> dict[str, Any] | None:
+    def _log_close(self, websocket: Any, session_id: str, code: int) -> None:
+        """One line for a client that ended its connection wrongly (none for a clean close,
+        a reaped session or the server's own shutdown, 1012)."""
+        if code in (1000, 1001, 1012) or session_id not in self.server._sessions:
+            return
+        reason = self.CLOSE_REASONS.get(code, "left without a close handshake")
+        _CLIENT_LOG.warning("%s %s (code %s)", _peer(websocket.client), reason, code)
+
+    async def _watched(self, websocket: Any, session_id: str, env: Any, data: dict) -> Any:
+        """``env.reset(**data)`` in the session's worker, ended early if the client leaves.
+
+        A reset can walk the ``eval`` stream for seconds (a far item of a new split seed);
+        its client is read meanwhile, and if it leaves, the walk is abandoned
+        (:func:`~meeting_gym.core.splits.abandon_when`). A message the client sends in the
+        meantime is kept, and read after this reply.
+        """
+        from meeting_gym.core.splits import abandon_when
+
+        left = threading.Event()
+
+        def reset() -> Any:
+            with abandon_when(left):
+                return env.reset(**data)
+
+        work = asyncio.ensure_future(self.server._run_in_session_executor(session_id, reset))
+        watch = asyncio.ensure_future(websocket.receive())
+        try:
+            await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not watch.done():
+                watch.cancel()  # a queue read: cancelling it loses no message
+        if watch.done() and not watch.cancelled():
+            if watch.exception() is not None:
+                left.set()
+            else:
+                message = watch.result()
+                self.pending[session_id] = message
+                if message["type"] == "websocket.disconnect":
+                    left.set()  # the client left: its walk stops at the next item
+        return await work
+
+    async def _answer(
+        self, websocket: Any, session_id: str, env: Any, text: str
+    ) -> dict[str, Any] | None:
         from pydantic import ValidationError
 
+        server = self.server
+        # a large message is read in its session's worker, not on the event loop: parsing
+        # and validating 4 MiB took the loop ~20 ms a message, and every session waited
+        large = len(text) > SMALL_MESSAGE_BYTES
         try:
-            message = json.loads(text)
+            if large:
+                message = await server._run_in_session_executor(session_id, json.loads, text)
+            else:
+                message = json.loads(text)
         except RecursionError:
             return _error("invalid JSON: nested too deeply", "INVALID_JSON")
         except ValueError as exc:  # JSONDecodeError, or an integer of too many digits
@@ -519,7 +876,7 @@ class _Sessions:
             return _error(f"message nested deeper than {MAX_MESSAGE_DEPTH} levels", "INVALID_JSON")
         kind = message.get("type")
         data = message.get("data", {})
-        server = self.server
+        del message
         try:
             if kind == "close":
                 return None
@@ -534,8 +891,14 @@ class _Sessions:
                     f'"data" must be a JSON object, got {type(data).__name__}', "VALIDATION_ERROR"
                 )
             if kind == "reset":
-                observation = await server._run_in_session_executor(session_id, env.reset, **data)
+                observation = await self._watched(websocket, session_id, env, data)
                 server._update_session_activity(session_id)
+            elif large:
+                validate = self.built.action.model_validate
+                observation = await server._run_in_session_executor(
+                    session_id, lambda: env.step(validate(data))
+                )
+                server._update_session_activity(session_id, increment_step=True)
             else:
                 action = self.built.action.model_validate(data)
                 observation = await server._run_in_session_executor(session_id, env.step, action)
@@ -560,7 +923,8 @@ def create_server_app(
 ) -> Any:
     """The ASGI app serving ``env_id``: OpenEnv's routes, meeting_gym's ``/ws`` sessions.
 
-    HTTP bodies are bounded (:data:`MAX_HTTP_BODY_BYTES`); ``/ws`` is :class:`_Sessions`;
+    HTTP bodies are bounded (:class:`_HttpGuard`); ``/ws`` is :class:`_Sessions`; both
+    count large messages against one budget (:data:`MAX_INFLIGHT_BYTES`);
     plain-HTTP sessions (``POST /mcp`` ``openenv/session/create``) are refused and the
     ``/mcp`` WebSocket is not served (see docs/guides/serving.md).
     """
@@ -577,6 +941,7 @@ def create_server_app(
             f"idle_timeout_s must be a positive number of seconds (or None), got {idle_timeout_s!r}"
         )
     built = models(env_id)
+    _install_log_filter()
     # a class with the session flag (OpenEnv checks it on the factory), made with env_kwargs
     factory = built.environment
     if env_kwargs:
@@ -596,7 +961,8 @@ def create_server_app(
         ),
     )
     server.register_routes(app)
-    sessions = _Sessions(server, built)
+    budget = _BUDGET  # WebSocket messages and HTTP bodies share it, and the protocol
+    sessions = _Sessions(server, built, budget)
     mcp_post = None
     kept = []
     for route in app.router.routes:
@@ -641,13 +1007,193 @@ def create_server_app(
         return JSONResponse(status_code=status, content={"detail": _short(str(exc))})
 
     app.add_exception_handler(ValueError, bad_request)
-    app.add_middleware(_BodyLimit, limit=MAX_HTTP_BODY_BYTES)
+    app.add_middleware(_HttpGuard, limit=MAX_HTTP_BODY_BYTES, budget=budget)
     return app
 
 
+def _guarded_h11(max_connections: int) -> type:
+    """uvicorn's h11 protocol with a deadline on request heads and a bound on connections.
+
+    uvicorn times out only idle keep-alive connections: 200 connections that sent part
+    of a head and then nothing held their sockets for good, and with ``limit_concurrency``
+    counting them, ``/health`` answered 503. Here a head must be complete within
+    HEAD_TIMEOUT_S of the connection opening (or of the previous response's end), and
+    past ``max_connections`` open connections the oldest one still waiting for its head
+    (for HEAD_GRACE_S at least) is closed to make room, so a new request, a health probe
+    say, is read.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class GuardedH11Protocol(H11Protocol):
+        head_timer: asyncio.TimerHandle | None = None
+        waiting_since = 0.0
+        requests_seen = 0
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._await_head()
+            if len(self.connections) > max_connections:
+                self._make_room()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._head_arrived()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request head was read: its app runs now
+                self.requests_seen += 1
+                self._head_arrived()
+
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            self._head_arrived()  # the WebSocket protocol takes the connection over
+            super().handle_websocket_upgrade(event)
+
+        def on_response_complete(self) -> None:
+            self._await_head()  # armed first: a pipelined request read below disarms it
+            super().on_response_complete()
+
+        def _await_head(self) -> None:
+            self._head_arrived()
+            self.waiting_since = time.monotonic()
+            self.head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self._head_timed_out)
+
+        def _head_arrived(self) -> None:
+            if self.head_timer is not None:
+                self.head_timer.cancel()
+                self.head_timer = None
+
+        def _partial(self) -> bool:
+            """Whether the client sent part of a request (or nothing yet, on a new connection)."""
+            return self.requests_seen == 0 or bool(self.conn.trailing_data[0])
+
+        def _head_timed_out(self) -> None:
+            self.head_timer = None
+            if self.transport.is_closing():
+                return
+            if self._partial():  # an idle keep-alive connection is uvicorn's, and no fault
+                _CLIENT_LOG.warning(
+                    "%s sent no complete request head in %.0f s: closed",
+                    _peer(self.client),
+                    HEAD_TIMEOUT_S,
+                )
+            self._close()
+
+        def _make_room(self) -> None:
+            oldest = time.monotonic() - HEAD_GRACE_S
+            waiting = [
+                c
+                for c in self.connections
+                if isinstance(c, GuardedH11Protocol) and c.head_timer and c.waiting_since <= oldest
+            ]
+            victim = min(waiting, key=lambda c: c.waiting_since) if waiting else self
+            if victim._partial():
+                _CLIENT_LOG.warning(
+                    "%s closed while waiting for its request head: %d connections open",
+                    _peer(victim.client),
+                    len(self.connections),
+                )
+            victim._close()
+
+        def _close(self) -> None:
+            self._head_arrived()
+            if self.conn.our_state not in (h11.ERROR, h11.CLOSED, h11.MUST_CLOSE):
+                with contextlib.suppress(h11.LocalProtocolError):
+                    self.conn.send(h11.ConnectionClosed())
+            self.transport.close()
+
+    return GuardedH11Protocol
+
+
+def _budgeted_websocket(budget: _Budget) -> type:
+    """uvicorn's sans-I/O WebSocket protocol, reading large messages only within ``budget``.
+
+    A connection reading a message past SMALL_MESSAGE_BYTES reserves MAX_FRAME_BYTES of
+    the budget (see :class:`_Budget`); without room it stops being read until there is.
+    The reservation is held until the app takes the message from the queue. Small
+    messages never wait, so well-behaved sessions are not slowed by a burst.
+    """
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    class BudgetedWebSocketProtocol(WebSocketsSansIOProtocol):
+        reading = 0  # bytes received of the message being read
+        reserved = 0  # the budget it holds (0, or MAX_FRAME_BYTES once it is large)
+        held: collections.deque[int] | None = None  # the budget of each queued message
+        waiting = False  # reading stopped until the budget has room
+        gone = False
+
+        def data_received(self, data: bytes) -> None:
+            self.reading += len(data)
+            if self.reading > SMALL_MESSAGE_BYTES and not self.reserved and not self.waiting:
+                if budget.reserve(MAX_FRAME_BYTES):
+                    self.reserved = MAX_FRAME_BYTES
+                else:
+                    self.waiting = True
+                    self.transport.pause_reading()
+                    budget.wait(self._admit)
+            super().data_received(data)
+
+        def _admit(self) -> bool:
+            if self.gone:
+                return True  # nothing to admit: off the waiting list
+            if not budget.reserve(MAX_FRAME_BYTES):
+                return False
+            self.reserved, self.waiting = MAX_FRAME_BYTES, False
+            if not self.read_paused:  # uvicorn's own pause (a message queued) stays
+                self.transport.resume_reading()
+            return True
+
+        def send_receive_event_to_app(self) -> None:
+            if self.held is None:
+                self.held = collections.deque()
+            self.held.append(self.reserved)
+            self.reading = self.reserved = 0
+            super().send_receive_event_to_app()
+
+        async def receive(self) -> Any:
+            message = await super().receive()
+            if message["type"] == "websocket.receive" and self.held:
+                reserved = self.held.popleft()
+                if reserved:  # handed to the handler, which gives it back after its reply
+                    message[RESERVED_KEY] = reserved
+            if self.waiting:  # uvicorn resumes reading once its queue is empty
+                self.transport.pause_reading()
+            return message
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.gone = True
+            held = self.reserved + sum(self.held or ())
+            self.reserved = 0
+            if self.held:
+                self.held.clear()
+            if held:
+                budget.give(held)
+            super().connection_lost(exc)
+
+    return BudgetedWebSocketProtocol
+
+
 def uvicorn_options(max_sessions: int = DEFAULT_MAX_SESSIONS) -> dict[str, Any]:
-    """The uvicorn settings that bound a server's frames and connections."""
-    return {"ws_max_size": MAX_FRAME_BYTES, "limit_concurrency": max_sessions + EXTRA_CONNECTIONS}
+    """The uvicorn settings that bound a server's frames, connections and shutdown.
+
+    No ``limit_concurrency``: it counts open connections, idle and slow ones too, so
+    slow clients could make every request a 503; the h11 protocol of
+    :func:`_guarded_h11` bounds connections instead, and :class:`_HttpGuard` requests.
+    The WebSocket protocol is uvicorn's sans-I/O one (it stops reading a connection
+    while one of its messages waits in the queue), reading large messages within the
+    budget (:func:`_budgeted_websocket`).
+    """
+    return {
+        "ws_max_size": MAX_FRAME_BYTES,
+        "http": _guarded_h11(max_sessions + EXTRA_CONNECTIONS + WAITING_CONNECTIONS),
+        "ws": _budgeted_websocket(_BUDGET),
+        # no permessage-deflate: a compressed frame of a few hundred bytes grew into a
+        # 4 MiB message, so what a client sends would not bound what the server holds
+        "ws_per_message_deflate": False,
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_S,
+    }
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -667,6 +1213,35 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+@dataclass
+class Stopped:
+    """How :func:`serve` ended: the signal that stopped it, and the requests it cut short."""
+
+    signal: str | None = None
+    cancelled: int = 0
+
+    def line(self) -> str:
+        """The one log line of a stop."""
+        how = f"on {self.signal}" if self.signal else "(the server ended)"
+        cut = f"; {self.cancelled} request(s) in progress cancelled" if self.cancelled else ""
+        return f"stopped {how}{cut}"
+
+
+class _ShutdownLines(logging.Filter):
+    """uvicorn's error line for requests cut short at a stop, counted into :class:`Stopped`
+    (the stop is logged as one line, not one per cause)."""
+
+    def __init__(self, stopped: Stopped) -> None:
+        super().__init__()
+        self.stopped = stopped
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith("Cancel %s running task"):
+            self.stopped.cancelled += int(record.args[0]) if record.args else 0  # type: ignore[index]
+            return False
+        return True
+
+
 def serve(
     env_id: str,
     host: str = "127.0.0.1",
@@ -676,16 +1251,23 @@ def serve(
     idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     log_level: str = "warning",
     on_listening: Callable[[str, int], None] | None = None,
-) -> None:
-    """Run the server until interrupted (uvicorn); ``on_listening(host, port)`` once it listens.
+) -> Stopped:
+    """Run the server until SIGINT or SIGTERM (uvicorn); ``on_listening(host, port)`` once
+    it listens. Returns how it stopped.
 
     A port that cannot be bound (in use, say) is a ``ValueError``, before anything prints.
+    A signal stops the server within SHUTDOWN_GRACE_S plus uvicorn's tick: requests still
+    running then are cancelled. The signal is not raised again after the stop (uvicorn
+    does, which printed a ``KeyboardInterrupt`` traceback and exited -2): the caller
+    decides how the process ends (``meeting-gym serve``: one line, exit 0).
     """
     import uvicorn
 
     app = create_server_app(env_id, max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
     sock = listen(host, port)
     config = uvicorn.Config(app, log_level=log_level, **uvicorn_options(max_sessions))
+    map_large_allocations()  # large messages' memory returns to the system once freed
+    stopped = Stopped()
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -693,10 +1275,35 @@ def serve(
             if on_listening is not None and not self.should_exit:
                 on_listening(host, sock.getsockname()[1])
 
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+
+            def stop(sig: int, frame: Any) -> None:
+                stopped.signal = signal.Signals(sig).name
+                if self.should_exit:  # a second signal: no more waiting
+                    self.force_exit = True
+                self.should_exit = True
+
+            handled = (signal.SIGINT, signal.SIGTERM)
+            originals = {sig: signal.signal(sig, stop) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+    lines = _ShutdownLines(stopped)
+    logger = logging.getLogger(_LOG)
+    logger.addFilter(lines)
     try:
         Server(config).run(sockets=[sock])
     finally:
+        logger.removeFilter(lines)
         sock.close()
+    return stopped
 
 
 @cache

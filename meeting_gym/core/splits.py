@@ -30,6 +30,7 @@ the ``options`` that reproduce it. The ``eval`` split is addressable up to
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
@@ -146,7 +147,12 @@ class _EvalStream:
     def _walk(self, n: int) -> None:
         """Generate until ``n`` items exist (only the thread that set ``walking`` runs this)."""
         misses = 0
+        abandon = getattr(_ABANDON, "event", None)
         while len(self.items) < n:
+            if abandon is not None and abandon.is_set():
+                raise WalkAbandoned(
+                    f"eval walk abandoned at item {len(self.items)} of {n}: the client left"
+                )
             item, _ = draw(self.task, self.seed + 1, self.next_index, self.difficulty, held=True)
             self.next_index += 1
             key = self.task.key(item)
@@ -162,6 +168,28 @@ class _EvalStream:
             with self.ready:
                 self.items.append(item)
                 self.ready.notify_all()
+
+
+class WalkAbandoned(RuntimeError):
+    """The request that was walking the ``eval`` stream was abandoned (its client left)."""
+
+
+_ABANDON = threading.local()
+
+
+@contextlib.contextmanager
+def abandon_when(event: threading.Event) -> Iterator[None]:
+    """Within the block, an ``eval`` walk that this thread runs stops once ``event`` is set,
+    raising :class:`WalkAbandoned`: a server sets it when the client that asked for the
+    item leaves, so the walk (seconds to half a minute, far in a new split seed) does
+    not go on for no one. The items already walked stay; the next reader walks on from
+    them, so which items a seed gives does not change."""
+    previous = getattr(_ABANDON, "event", None)
+    _ABANDON.event = event
+    try:
+        yield
+    finally:
+        _ABANDON.event = previous
 
 
 _STREAMS: OrderedDict[tuple[Any, ...], _EvalStream] = OrderedDict()

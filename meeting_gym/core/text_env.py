@@ -77,7 +77,11 @@ class TextInterface:
 
     def apply(self, episode: Episode, action: Any) -> tuple[str, bool]:
         """Run ``action``; returns (observation, terminated)."""
-        self.last_action = action if isinstance(action, str) else repr(action)
+        # kept cut as the transcript keeps it: an env would otherwise hold its last action
+        # whole until the next step (48 served sessions held 4 MiB each after a burst)
+        text = action if isinstance(action, str) else repr(action)
+        self.last_action = shorten(text, MAX_TRANSCRIPT_ENTRY_CHARS)
+        del text
         observation, terminated = self._apply(episode, action)
         self.last_result = observation
         return observation, terminated

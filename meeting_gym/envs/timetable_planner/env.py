@@ -16,6 +16,7 @@ from meeting_gym.core.spaces import AnyText
 from meeting_gym.core.text_env import (
     MAX_ACTION_CHARS,
     MAX_OBSERVATION_CHARS,
+    MAX_TRANSCRIPT_ENTRY_CHARS,
     TextEnv,
     clip,
     oversized,
@@ -74,7 +75,13 @@ class TextInterface:
             self.last_action = shorten(action, 1000)
             objects: list[Any] = [Rejected(refused.removeprefix("error: "))]
         else:
-            self.last_action = action if isinstance(action, str) else repr(action)[:1000]
+            # cut as the transcript keeps it: an env would otherwise hold its last action
+            # whole until the next step
+            self.last_action = (
+                shorten(action, MAX_TRANSCRIPT_ENTRY_CHARS)
+                if isinstance(action, str)
+                else repr(action)[:1000]
+            )
             objects = read_actions(action)
         results: list[str] = []
         for index, item in enumerate(objects):
