@@ -174,3 +174,20 @@ def test_the_local_progress_line_says_what_loads_then_counts_turns_and_tokens():
         "local model: 1/2 episodes, 2 turns, 1100 prompt tokens read (900 reused), 9 generated"
     )
     assert len(lines) == 3
+
+
+def test_drafts_cut_to_the_step_budget_change_no_reply(tiny):
+    from meeting_gym.agentkit.kvcache import generate
+
+    tokenizer, model = tiny
+    text = "<user>result: busy 09:00-10:00, busy 09:00-10:00, busy 09:00-10:00<assistant>"
+    prompts = [tokenizer(text + str(k))["input_ids"] for k in range(4)]
+
+    def run(step_tokens: int):
+        outputs = generate(
+            model, prompts, cache=PrefixCache(), max_tokens=[20] * 4, stop_ids=[EOS],
+            pad_id=EOS, step_tokens=step_tokens,
+        )  # fmt: skip
+        return [(o.tokens, o.finish) for o in outputs]
+
+    assert run(4) == run(72)  # 4 tokens over 4 rows: no drafts at all; 72: 8 each
