@@ -199,3 +199,16 @@ def test_a_one_step_llm_run_draws_its_points_on_whole_step_axes(tmp_path):
     with open(tmp_path / "curve.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0])[:2] == ["phase", "step"] and rows[1]["reward"] == "0.4"
+
+
+def test_a_phase_without_steps_says_so_instead_of_empty_axes():
+    pytest.importorskip("matplotlib")
+    from meeting_gym.agents.training import llm_curve_figure, llm_curve_rows
+
+    fig = llm_curve_figure(
+        llm_curve_rows([{"step": 1, "loss": 0.3}, {"step": 2, "loss": 0.1}], []), "sft"
+    )
+    _, middle, right = fig.axes
+    for ax in (middle, right):
+        assert [t.get_text() for t in ax.texts] == ["no steps logged"]
+        assert list(ax.get_xticks()) == [] and ax.get_legend() is None

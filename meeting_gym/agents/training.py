@@ -229,6 +229,13 @@ def llm_curve_figure(curve: Sequence[Mapping[str, Any]], title: str) -> Any:
             first, last = points[0]["step"], points[-1]["step"]
             if last - first < 2:  # room for whole-number ticks around one or two steps
                 ax.set_xlim(first - 1, last + 1)
+        else:  # a phase not run (yet): say so instead of drawing empty axes
+            ax.set_xticks([])
+            ax.set_yticks([])
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.remove()
+            ax.text(0.5, 0.5, "no steps logged", ha="center", va="center", transform=ax.transAxes)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
