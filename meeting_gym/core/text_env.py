@@ -81,7 +81,6 @@ class TextInterface:
         # whole until the next step (48 served sessions held 4 MiB each after a burst)
         text = action if isinstance(action, str) else repr(action)
         self.last_action = shorten(text, MAX_TRANSCRIPT_ENTRY_CHARS)
-        del text
         observation, terminated = self._apply(episode, action)
         self.last_result = observation
         return observation, terminated
