@@ -35,9 +35,9 @@ import gymnasium as gym
 
 import meeting_gym
 from meeting_gym.agents.evaluate import EpisodeResult, evaluate, result_of
-from meeting_gym.agents.policies import make_policy
+from meeting_gym.agents.policies import TextPolicyAgent, make_policy
 from meeting_gym.agents.replay import replay_row
-from meeting_gym.agents.rollout import TextPolicyAgent, play
+from meeting_gym.core.loop import play
 from meeting_gym.core.registry import make_task
 from meeting_gym.core.splits import DEFAULT_SEED, load_split
 

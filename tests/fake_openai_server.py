@@ -58,7 +58,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from meeting_gym.agentkit import AnswerAction, ToolCallsAction, format_tool_call, parse_action
+from meeting_gym.core.protocol import AnswerAction, ToolCallsAction, format_tool_call, parse_action
 from meeting_gym.envs.calendar_math import dates
 from meeting_gym.envs.cron_schedule.policies import gold_answer, read_question
 from meeting_gym.envs.meeting_slot.policies import GoldPolicy

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
-from meeting_gym.agentkit import RetryPolicy, ToolSet, extract_answer, run_episode
+from meeting_gym.agentkit import RetryPolicy, run_episode
+from meeting_gym.core.protocol import extract_answer
 from meeting_gym.core.rubric import Rubric, Term
 from meeting_gym.core.task import Task
 from meeting_gym.core.text_env import TextEnv
+from meeting_gym.core.tools import ToolSet
 
 pytest.importorskip("openai")  # the loop classifies errors with the openai exceptions
 

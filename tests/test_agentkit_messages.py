@@ -8,17 +8,14 @@ from types import SimpleNamespace
 import pytest
 
 from meeting_gym.agentkit import (
-    AnswerAction,
-    InvalidAction,
-    ToolCallsAction,
     assistant_turn,
     initial_messages,
     message_to_action,
     observation_messages,
-    parse_action,
     split_results,
     tools_for,
 )
+from meeting_gym.core.protocol import AnswerAction, InvalidAction, ToolCallsAction, parse_action
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
 INFO = {"system_prompt": "be brief", "tools": TOOLS}

@@ -11,19 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meeting_gym.agentkit import (
+from meeting_gym.core.protocol import (
     ACCEPTED_FORMS,
     AnswerAction,
     InvalidAction,
     ToolCall,
     ToolCallsAction,
-    ToolSet,
     extract_answer,
     format_answer,
     format_tool_call,
     parse_action,
     protocol_instructions,
 )
+from meeting_gym.core.tools import ToolSet
 
 MB = 1_000_000
 ANSWER_TAG = re.compile(r"<\s*(/\s*)?answer\s*>", re.IGNORECASE | re.ASCII)

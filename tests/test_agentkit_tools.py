@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meeting_gym.agentkit import ERROR_PREFIX, Tool, ToolSet, is_error
+from meeting_gym.core.tools import ERROR_PREFIX, Tool, ToolSet, is_error
 
 # ------------------------------------------------------------------ a small fake toolset
 

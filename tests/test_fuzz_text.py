@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agentkit import extract_answer
+from meeting_gym.core.protocol import extract_answer
 from meeting_gym.envs.meeting_slot.domain.generator import PEOPLE
 from meeting_gym.envs.meeting_slot.tools import TOOLSET
 

@@ -15,8 +15,8 @@ import pytest
 
 import meeting_gym  # noqa: F401
 from meeting_gym.adapters import trl as adapter
-from meeting_gym.agentkit import AnswerAction, ToolCallsAction, parse_action
 from meeting_gym.agents.policies import make_policy
+from meeting_gym.core.protocol import AnswerAction, ToolCallsAction, parse_action
 from meeting_gym.core.registry import ENVS, load_object, task_class
 
 transformers = pytest.importorskip("transformers")

@@ -1,73 +1,73 @@
-"""Generic text-agent layer: typed tools and the text protocol for tool calls and answers.
+"""Language-model agents for the text interface: chat messages, OpenAI-compatible and local models.
 
-Nothing here knows about any particular environment; environments build a
-:class:`ToolSet` from their own tool functions and use :func:`parse_action` to read
-model turns. :mod:`~meeting_gym.agentkit.messages` converts chat messages to and from
-text-protocol actions, and :mod:`~meeting_gym.agentkit.llm` runs an episode against
-any OpenAI-compatible endpoint (``openai`` is imported only when it is used).
+:mod:`~meeting_gym.agentkit.messages` converts chat messages to and from text-protocol
+actions, :mod:`~meeting_gym.agentkit.llm` plays episodes against any OpenAI-compatible
+endpoint (``openai`` is imported only when it is used), and
+:mod:`~meeting_gym.agentkit.local` serves a local model with a prefix cache. The text
+action grammar itself (tool calls, answers, typed tools) is part of the env contract and
+lives in :mod:`meeting_gym.core.protocol` and :mod:`meeting_gym.core.tools`.
+
+Names load on first use (PEP 562), so importing this package loads no client code.
 """
 
-from meeting_gym.agentkit.llm import (
-    LLMEpisode,
-    RetryPolicy,
-    create_completion,
-    is_retryable,
-    make_client,
-    run_episode,
-)
-from meeting_gym.agentkit.messages import (
-    TOOL_PROTOCOLS,
-    AssistantTurn,
-    assistant_turn,
-    initial_messages,
-    message_to_action,
-    observation_messages,
-    split_results,
-    tools_for,
-)
-from meeting_gym.agentkit.protocol import (
-    ACCEPTED_FORMS,
-    Action,
-    AnswerAction,
-    InvalidAction,
-    ToolCall,
-    ToolCallsAction,
-    extract_answer,
-    format_answer,
-    format_tool_call,
-    parse_action,
-    protocol_instructions,
-)
-from meeting_gym.agentkit.tools import ERROR_PREFIX, Tool, ToolSet, is_error
+from __future__ import annotations
 
-__all__ = [
+import importlib
+from typing import Any
+
+from meeting_gym.core.moved import alias_getattr
+
+_NAMES = {
+    "LLMAgent": "meeting_gym.agentkit.llm",
+    "LLMEpisode": "meeting_gym.agentkit.llm",
+    "RetryPolicy": "meeting_gym.agentkit.llm",
+    "create_completion": "meeting_gym.agentkit.llm",
+    "is_retryable": "meeting_gym.agentkit.llm",
+    "make_client": "meeting_gym.agentkit.llm",
+    "run_episode": "meeting_gym.agentkit.llm",
+    "TOOL_PROTOCOLS": "meeting_gym.agentkit.messages",
+    "AssistantTurn": "meeting_gym.agentkit.messages",
+    "assistant_turn": "meeting_gym.agentkit.messages",
+    "initial_messages": "meeting_gym.agentkit.messages",
+    "message_to_action": "meeting_gym.agentkit.messages",
+    "observation_messages": "meeting_gym.agentkit.messages",
+    "split_results": "meeting_gym.agentkit.messages",
+    "tools_for": "meeting_gym.agentkit.messages",
+}
+# moved to core in 0.3.0 (the grammar is the env's, not the agent's)
+_PROTOCOL = (
     "ACCEPTED_FORMS",
-    "ERROR_PREFIX",
-    "TOOL_PROTOCOLS",
     "Action",
     "AnswerAction",
-    "AssistantTurn",
     "InvalidAction",
-    "LLMEpisode",
-    "RetryPolicy",
-    "Tool",
     "ToolCall",
     "ToolCallsAction",
-    "ToolSet",
-    "assistant_turn",
-    "create_completion",
     "extract_answer",
     "format_answer",
     "format_tool_call",
-    "initial_messages",
-    "is_error",
-    "is_retryable",
-    "make_client",
-    "message_to_action",
-    "observation_messages",
     "parse_action",
     "protocol_instructions",
-    "run_episode",
-    "split_results",
-    "tools_for",
-]
+)
+_TOOLS = ("ERROR_PREFIX", "Tool", "ToolSet", "is_error")
+_old_protocol = alias_getattr(__name__, "meeting_gym.core.protocol", _PROTOCOL, depth=1)
+_old_tools = alias_getattr(__name__, "meeting_gym.core.tools", _TOOLS, depth=1)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TOOLS:
+        return _old_tools(name)
+    if name in _PROTOCOL:
+        return _old_protocol(name)
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_NAMES])
+
+
+__all__ = sorted(_NAMES)

@@ -37,7 +37,8 @@ from meeting_gym.agentkit.messages import (
     observation_messages,
     tools_for,
 )
-from meeting_gym.agentkit.protocol import ToolCallsAction, parse_action
+from meeting_gym.core.loop import AgentError, play
+from meeting_gym.core.protocol import ToolCallsAction, parse_action
 
 INSTALL_HINT = 'the LLM loop needs the openai client: pip install "meeting-gym[llm]"'
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -220,7 +221,7 @@ class LLMAgent:
     action (:func:`~meeting_gym.agentkit.messages.assistant_turn`); the observation that
     comes back is added to the conversation on the next :meth:`act`. When the provider
     fails for good (retries exhausted, or a non-retryable API error) :meth:`act` raises
-    :class:`~meeting_gym.agents.rollout.AgentError`: the episode is an error, not a
+    :class:`~meeting_gym.core.loop.AgentError`: the episode is an error, not a
     score. Per-episode counts (requests, retries, usage, finish reasons) and the whole
     conversation are in :meth:`report`.
     """
@@ -260,8 +261,6 @@ class LLMAgent:
         self.retries += 1
 
     def act(self, observation: Any, info: dict[str, Any]) -> str:
-        from meeting_gym.agents.rollout import AgentError
-
         if self.turn is not None:  # the observation answers the previous turn
             self.messages.extend(observation_messages(observation, self.turn))
         request: dict[str, Any] = {"model": self.model, "messages": self.messages}
@@ -327,13 +326,11 @@ def run_episode(
     """Play one episode of ``env`` with ``model`` through ``client`` until it ends.
 
     The env is reset with ``seed`` and ``options``; each assistant message becomes one
-    env step (:class:`LLMAgent`), and the loop (:func:`~meeting_gym.agents.rollout.play`)
+    env step (:class:`LLMAgent`), and the loop (:func:`~meeting_gym.core.loop.play`)
     stops when the env terminates or truncates, or when the provider fails (``error``).
     ``extra_request`` is merged into every request (e.g. ``{"seed": 0}`` or
     ``{"extra_body": {...}}``).
     """
-    from meeting_gym.agents.rollout import play
-
     agent = LLMAgent(
         client,
         model,

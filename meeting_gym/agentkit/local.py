@@ -42,7 +42,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from meeting_gym.agentkit.kvcache import Heartbeat, PrefixCache
-from meeting_gym.agentkit.protocol import AnswerAction, ToolCallsAction, parse_action
+from meeting_gym.core.protocol import AnswerAction, ToolCallsAction, parse_action
 
 INSTALL_HINT = (
     "the local-model policy needs transformers, gguf and accelerate: pip install torch==2.13.0 "

@@ -4,7 +4,7 @@ These helpers are pure functions over plain dicts (or any object with the same
 attributes, such as the ``openai`` client's ``ChatCompletionMessage``); they import no
 client library, so a loop written against another client can reuse them. They work
 for any environment whose ``reset`` info carries ``system_prompt`` and ``tools`` and
-whose ``step`` takes the text protocol of :mod:`meeting_gym.agentkit.protocol`.
+whose ``step`` takes the text protocol of :mod:`meeting_gym.core.protocol`.
 
 A turn goes::
 
@@ -47,7 +47,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from meeting_gym.agentkit.protocol import extract_answer
+from meeting_gym.core.protocol import extract_answer
 
 TOOL_PROTOCOLS = ("native", "text")
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from meeting_gym.agentkit.messages import assistant_turn, initial_messages, observation_messages
-from meeting_gym.agentkit.protocol import ToolCallsAction, parse_action
+from meeting_gym.core.protocol import ToolCallsAction, parse_action
 
 __all__ = ["episode_rows", "expert_episode", "export_episodes", "replay_messages"]
 

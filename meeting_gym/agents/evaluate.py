@@ -3,7 +3,7 @@
 :func:`evaluate` plays ``rollouts`` episodes per item (episode ``k`` is reset with
 ``seed + k``), one env per worker, ``max_concurrent`` workers at a time; results come
 back in item order whatever order they finish in. Text policies, discrete agents and
-LLM agents all go through :func:`~meeting_gym.agents.rollout.play`. :func:`summarize`
+LLM agents all go through :func:`~meeting_gym.core.loop.play`. :func:`summarize`
 and :func:`format_table` show whichever rubric terms the env's task has.
 """
 
@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 import gymnasium as gym
 
-from meeting_gym.agents.rollout import Rollout, TextPolicyAgent, play
+from meeting_gym.agents.policies import TextPolicyAgent
+from meeting_gym.core.loop import Rollout, play
 from meeting_gym.core.registry import load_object, task_class
 from meeting_gym.core.rubric import Rubric
 

@@ -183,8 +183,8 @@ def first_call_rows(
     import gymnasium as gym
 
     import meeting_gym  # noqa: F401  (registers the env ids)
-    from meeting_gym.agentkit import ToolCallsAction, parse_action
     from meeting_gym.agents.policies import make_policy
+    from meeting_gym.core.protocol import ToolCallsAction, parse_action
     from meeting_gym.core.registry import task_class
 
     env = gym.make(env_id, mode="text", disable_env_checker=True, **task_options)

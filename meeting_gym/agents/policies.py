@@ -26,6 +26,20 @@ class Policy:
         raise NotImplementedError
 
 
+class TextPolicyAgent:
+    """A text-mode :class:`Policy` as an :class:`~meeting_gym.core.loop.Agent`."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.name = getattr(policy, "name", type(policy).__name__)
+
+    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
+        self.policy.reset(observation, info, seed=seed)
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        return self.policy.act(observation)
+
+
 def policy_names(env_id: str) -> tuple[str, ...]:
     """The reference policies of ``env_id``'s task, best first as the task lists them."""
     return tuple(task_class(env_id).policies)

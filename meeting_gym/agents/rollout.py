@@ -1,86 +1,13 @@
-"""The one episode loop: any agent, any env of the family, any interface.
+"""Deprecated: the loop moved to :mod:`meeting_gym.core.loop` and ``TextPolicyAgent`` to
+:mod:`meeting_gym.agents.policies` in 0.3.0 (these aliases go in 0.4.0)."""
 
-An agent has ``reset(observation, info, *, env, seed)`` and ``act(observation, info)``;
-the loop resets the env, asks the agent for actions until the episode ends, and
-returns what happened. An agent that cannot go on for reasons outside the episode (an
-LLM provider that keeps failing) raises :class:`AgentError`: the rollout records the
-error and must not be scored. Nothing here imports gymnasium.
-"""
+from meeting_gym.core.moved import alias_getattr
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+_loop = alias_getattr(
+    __name__, "meeting_gym.core.loop", ("Agent", "AgentError", "Rollout", "play"), depth=1
+)
+_policies = alias_getattr(__name__, "meeting_gym.agents.policies", ("TextPolicyAgent",), depth=1)
 
 
-class AgentError(Exception):
-    """The agent could not produce an action; the episode is an error, not a score."""
-
-
-class Agent(Protocol):
-    name: str
-
-    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
-        """Start an episode with its first observation and reset info."""
-
-    def act(self, observation: Any, info: dict[str, Any]) -> Any:
-        """The next action, given the latest observation and info."""
-
-
-@dataclass
-class Rollout:
-    """One played episode: how it ended, its last info, and (if any) the agent's error."""
-
-    reset_info: dict[str, Any]
-    info: dict[str, Any]
-    reward: float = 0.0
-    terminated: bool = False
-    truncated: bool = False
-    turns: int = 0
-    error: str | None = None
-    rewards: list[float] = field(default_factory=list)
-
-    @property
-    def done(self) -> bool:
-        return self.terminated or self.truncated
-
-    @property
-    def total_reward(self) -> float:
-        """The return: the sum of every step's reward."""
-        return sum(self.rewards)
-
-
-def play(
-    env: Any, agent: Agent, *, seed: int | None = None, options: dict[str, Any] | None = None
-) -> Rollout:
-    """Play one episode of ``agent`` on ``env`` (reset with ``seed`` and ``options``)."""
-    observation, info = env.reset(seed=seed, options=options)
-    rollout = Rollout(reset_info=info, info=info)
-    agent.reset(observation, info, env=env, seed=seed)
-    while not rollout.done:
-        try:
-            action = agent.act(observation, info)
-        except AgentError as exc:
-            rollout.error = str(exc) or type(exc).__name__
-            break
-        observation, reward, terminated, truncated, info = env.step(action)
-        rollout.turns += 1
-        rollout.rewards.append(float(reward))
-        rollout.reward = float(reward)
-        rollout.terminated, rollout.truncated = bool(terminated), bool(truncated)
-        rollout.info = info
-    return rollout
-
-
-class TextPolicyAgent:
-    """A text-mode :class:`~meeting_gym.agents.policies.Policy` as an :class:`Agent`."""
-
-    def __init__(self, policy: Any) -> None:
-        self.policy = policy
-        self.name = getattr(policy, "name", type(policy).__name__)
-
-    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
-        self.policy.reset(observation, info, seed=seed)
-
-    def act(self, observation: Any, info: dict[str, Any]) -> Any:
-        return self.policy.act(observation)
+def __getattr__(name: str) -> object:
+    return _policies(name) if name == "TextPolicyAgent" else _loop(name)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from meeting_gym.core.rubric import Grade, Rubric
 
 if TYPE_CHECKING:
-    from meeting_gym.agentkit.tools import ToolSet
+    from meeting_gym.core.tools import ToolSet
 
 Item = TypeVar("Item")
 Truth = TypeVar("Truth")

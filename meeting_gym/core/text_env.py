@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from meeting_gym.agentkit import AnswerAction, InvalidAction, parse_action
 from meeting_gym.core.episode import Episode
+from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
 from meeting_gym.core.registry import load_object
 from meeting_gym.core.spaces import AnyText
 from meeting_gym.core.splits import SPLIT_OPTIONS, draw, options_item

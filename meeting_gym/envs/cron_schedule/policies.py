@@ -25,8 +25,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from meeting_gym.agentkit import format_tool_call
 from meeting_gym.agents.policies import Policy
+from meeting_gym.core.protocol import format_tool_call
 from meeting_gym.envs.cron_schedule.answers import TAGS, format_block
 from meeting_gym.envs.cron_schedule.english import expression_for, read
 from meeting_gym.envs.cron_schedule.expression import DOW_NAMES, Cron, bits, element_mask, parse

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from meeting_gym.agentkit import protocol_instructions
+from meeting_gym.core.protocol import protocol_instructions
 from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.core.task import Setting, Task
 from meeting_gym.envs.cron_schedule.answers import TAGS, extract, score_read, score_write

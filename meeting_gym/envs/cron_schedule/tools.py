@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from meeting_gym.agentkit import ToolSet
+from meeting_gym.core.tools import ToolSet
 from meeting_gym.envs.cron_schedule.expression import CronError, parse
 from meeting_gym.envs.cron_schedule.items import MAX_TIMES
 from meeting_gym.envs.cron_schedule.schedule import next_times, parse_time

@@ -19,8 +19,8 @@ import json
 from collections import deque
 from typing import Any
 
-from meeting_gym.agentkit import AnswerAction, InvalidAction, extract_answer, parse_action
 from meeting_gym.agents.policies import Policy
+from meeting_gym.core.protocol import AnswerAction, InvalidAction, extract_answer, parse_action
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
 from meeting_gym.envs.meeting_slot.prompts import question

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
 
-from meeting_gym.agentkit import AnswerAction, InvalidAction, parse_action
+from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
 from meeting_gym.envs.meeting_slot.domain.solver import free_intervals
 from meeting_gym.envs.meeting_slot.domain.timeutil import (
     DAY,

@@ -15,8 +15,8 @@ import random
 from datetime import date, timedelta
 from typing import Any
 
-from meeting_gym.agentkit import format_answer, format_tool_call
 from meeting_gym.agents.policies import Policy
+from meeting_gym.core.protocol import format_answer, format_tool_call
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve
 from meeting_gym.envs.meeting_slot.domain.timeutil import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meeting_gym.agentkit import protocol_instructions
+from meeting_gym.core.protocol import protocol_instructions
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.tools import TOOLSET
 

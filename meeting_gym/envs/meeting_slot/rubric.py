@@ -17,7 +17,7 @@ import re
 from datetime import date
 from functools import cache
 
-from meeting_gym.agentkit.protocol import extract_answer
+from meeting_gym.core.protocol import extract_answer
 from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.envs.meeting_slot.domain.solver import Solution
 from meeting_gym.envs.meeting_slot.domain.timeutil import DAY, day_number

@@ -10,7 +10,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from meeting_gym.agentkit import extract_answer
+from meeting_gym.core.protocol import extract_answer
 from meeting_gym.core.rubric import Grade, Rubric
 from meeting_gym.core.task import Task
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED, CURATED_BY_ID

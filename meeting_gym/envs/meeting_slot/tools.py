@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from meeting_gym.agentkit import ToolSet
+from meeting_gym.core.tools import ToolSet
 from meeting_gym.envs.meeting_slot.domain.scenario import Attendee, Scenario
 from meeting_gym.envs.meeting_slot.domain.timeutil import WEEKDAY_NAMES, format_hm, parse_date
 

@@ -28,7 +28,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from meeting_gym.agentkit import AnswerAction, InvalidAction, ToolSet, parse_action
+from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
+from meeting_gym.core.tools import ToolSet
 from meeting_gym.envs.timetable_planner.actions import ACTION_TYPES, Rejected
 
 __all__ = ["MAX_ACTIONS", "TOOLSET", "read_actions"]

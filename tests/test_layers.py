@@ -1,0 +1,115 @@
+"""The layers of the package: nothing imports back up, and moved names keep working.
+
+core (the env contract: tasks, the text env, the action grammar, the episode loop)
+imports only core; agentkit (language-model agents) imports only core and itself; an env
+made and stepped in text mode loads no agent, model client or adapter. Read statically
+(every import, in functions too) and checked live in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import meeting_gym
+
+PACKAGE = Path(meeting_gym.__file__).resolve().parent
+
+# what each layer may import from the package
+ALLOWED = {
+    "core": ("meeting_gym.core",),
+    "agentkit": ("meeting_gym.core", "meeting_gym.agentkit"),
+}
+
+
+def imported(path: Path) -> list[str]:
+    """Every ``meeting_gym`` module a file imports, at the top or inside functions."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+    return [n for n in names if n.split(".")[0] == "meeting_gym"]
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_a_layer_imports_nothing_above_it(layer: str) -> None:
+    wrong = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in sorted((PACKAGE / layer).rglob("*.py"))
+        for name in imported(path)
+        if not name.startswith(ALLOWED[layer])
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+CHILD = """
+import json, sys
+import gymnasium, meeting_gym
+for env_id in meeting_gym.ENV_IDS:
+    env = gymnasium.make(env_id, mode="text")
+    for action in ("not an action", "<answer>NONE</answer>"):
+        env.reset(seed=0)
+        env.step(action)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_text_env_loads_no_agent_client_or_adapter() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    loaded = json.loads(out.splitlines()[-1])
+    above = (
+        "meeting_gym.agents",
+        "meeting_gym.agentkit",
+        "meeting_gym.adapters",
+        "meeting_gym.cli",
+    )
+    heavy = ("torch", "transformers", "openai", "ray", "stable_baselines3", "trl")
+    wrong = [m for m in loaded if m.startswith(above) or m.split(".")[0] in heavy]
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("meeting_gym.agentkit", "parse_action", "meeting_gym.core.protocol"),
+        ("meeting_gym.agentkit", "ToolSet", "meeting_gym.core.tools"),
+        ("meeting_gym.agentkit.protocol", "AnswerAction", "meeting_gym.core.protocol"),
+        ("meeting_gym.agentkit.tools", "is_error", "meeting_gym.core.tools"),
+        ("meeting_gym.agents.rollout", "play", "meeting_gym.core.loop"),
+        ("meeting_gym.agents.rollout", "AgentError", "meeting_gym.core.loop"),
+        ("meeting_gym.agents.rollout", "TextPolicyAgent", "meeting_gym.agents.policies"),
+    ],
+)
+def test_a_moved_name_still_works_and_says_where_it_went(old: str, name: str, new: str) -> None:
+    import importlib
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = getattr(importlib.import_module(old), name)
+    assert value is getattr(importlib.import_module(new), name)
+    assert [str(w.message) for w in caught if w.category is DeprecationWarning] == [
+        f"{old}.{name} moved to {new}.{name} in meeting_gym 0.3.0; the old name goes in 0.4.0"
+    ]
+    # the warning points at the caller's line, not at the alias machinery
+    assert caught[0].filename == __file__
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import meeting_gym.agentkit as kit
+    import meeting_gym.agentkit.protocol as old_protocol
+
+    for module in (kit, old_protocol):
+        with pytest.raises(AttributeError, match="no attribute 'nope'"):
+            module.nope  # noqa: B018
+        with pytest.raises(AttributeError):
+            module._private  # noqa: B018
