@@ -21,7 +21,7 @@ SIGINT at its end; each lasts at most ``--seconds`` and stops by itself:
   seed (``--env TimetablePlanner-v0``: about 28 s of work): how long the server took to
   exit, its status and its last line.
 
-A benchmark, not a test (tests/test_openenv_abuse.py has one test per attack).
+A benchmark, not a test (tests/adapters/openenv/test_openenv_abuse.py has one test per attack).
 """
 
 from __future__ import annotations

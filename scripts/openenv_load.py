@@ -30,7 +30,8 @@ step for step (observations and rewards): ``mismatches`` counts those that do no
 server's RSS is sampled twice a second. Prints, per phase: episodes/s and the p50/p99
 latency of one step as the client sees it (send to reply), and the p99 ratio (target:
 hostile within 3x of quiet). Bounded in count and time; nothing leaves loopback. A
-benchmark, not a test (tests/test_openenv_soak.py runs it short and checks replay and RSS).
+benchmark, not a test (tests/adapters/openenv/test_openenv_soak.py runs it short and checks
+replay and RSS).
 """
 
 from __future__ import annotations

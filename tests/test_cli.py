@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 import meeting_gym
 from meeting_gym.cli import main
 from meeting_gym.core.registry import ENVS, task_class
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,8 @@
 
 Write tasks (the reference is the gold; any equivalent expression is correct) and read
 tasks (the gold run times are computed by :func:`~.schedule.next_times` and written out by
-hand in ``tests/test_cron_curated.py``, where the oracle's minute walk checks them too).
+hand in ``tests/envs/cron_schedule/test_cron_env.py``, where the oracle's minute walk checks them
+too).
 They cover the OR rule, the AND rule through ``*/N``, Feb 29 in leap and common years
 (2100 is not leap), the 31st in short months, ``7`` and ``0`` as Sunday, names, macros,
 quarterly months, weekday ``N/STEP`` and starts exactly on a run time: 8 write

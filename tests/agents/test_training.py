@@ -1,0 +1,215 @@
+"""The training examples' shared pieces: SB3 callbacks (evaluation, cap) and the run files."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import itertools
+import json
+import time
+from pathlib import Path
+
+import pytest
+from paths import ROOT
+
+from meeting_gym.agents.training import RATE_LABEL, curve_figure, sb3_callbacks, write_run
+
+
+def test_write_run_writes_the_table_the_curve_and_the_results(tmp_path):
+    curve = [{"timesteps": 0, "score": 0.5}, {"timesteps": 100, "score": 0.75}]
+    write_run(tmp_path, "| a | b |", curve, {"curve": curve, "halfway": 0.6})
+    assert (tmp_path / "table.md").read_text() == "| a | b |\n"
+    with open(tmp_path / "curve.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows == [{"timesteps": "0", "score": "0.5"}, {"timesteps": "100", "score": "0.75"}]
+    assert json.loads((tmp_path / "results.json").read_text())["halfway"] == 0.6
+
+
+def _ppo():
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    from stable_baselines3 import PPO
+
+    return PPO("MlpPolicy", gym.make("CartPole-v1"), n_steps=64, batch_size=32, n_epochs=1)
+
+
+def test_callbacks_evaluate_every_n_steps():
+    model = _ppo()
+    seen: list[int] = []
+    callbacks = sb3_callbacks(lambda: seen.append(model.num_timesteps), 64, 256, progress=False)
+    model.learn(256, callback=callbacks)
+    assert seen == [64, 128, 192, 256]
+
+
+def test_the_deadline_stops_training_and_the_bar_runs():
+    model = _ppo()
+    callbacks = sb3_callbacks(lambda: None, 10_000, 10_000, deadline=time.perf_counter() - 1)
+    model.learn(10_000, callback=callbacks)
+    assert model.num_timesteps < 10_000  # stopped at the first step past the deadline
+
+
+def test_reference_summaries_are_the_evaluation_runners_summaries_in_discrete_mode():
+    from meeting_gym.agents.evaluate import evaluate, summarize
+    from meeting_gym.agents.policies import make_policy
+    from meeting_gym.agents.training import reference_summaries
+    from meeting_gym.core.splits import load_split
+
+    items = load_split("curated", env="TimetablePlanner-v0")[:3]
+    got = reference_summaries(("greedy", "random"), items, "TimetablePlanner-v0", 7)
+    assert list(got) == ["greedy", "random"]
+    rows = evaluate(
+        lambda: make_policy("random", seed=7, env="TimetablePlanner-v0"),
+        items,
+        env="TimetablePlanner-v0",
+        mode="discrete",
+        seed=7,
+        show_progress=False,
+    )
+    assert got["random"] == summarize(rows)
+    assert got["greedy"]["score"] > got["random"]["score"]
+
+
+# ----------------------------------------------------------------------------- the curve
+
+EXAMPLES = ROOT / "examples"
+CURVE = [
+    {"timesteps": t, "reward": r, "exact": e, "partial": p, "score": s}
+    for t, r, e, p, s in ((0, 0.2, 0.1, 0.2, 0.3), (100, 0.9, 0.7, 0.3, 0.6))
+]
+MEETING_TABLE = {"gold": {"reward": 1.2}, "naive": {"reward": 0.293}}
+TIMETABLE_TABLE = {"greedy": {"score": 0.8}, "random": {"score": 0.2}}
+
+
+def _example(name: str):
+    """An example script as a module (its ``main`` is not run)."""
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lines(ax) -> set[str]:
+    return {line.get_label() for line in ax.get_lines()}
+
+
+def _assert_labelled(fig) -> None:
+    for ax in fig.get_axes():
+        assert ax.get_xlabel() == "timesteps", ax
+        assert ax.get_ylabel(), f"axes {ax.get_title()!r} has no y-axis label"
+
+
+def _png(path: Path) -> None:
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_curve_puts_reward_and_rates_on_separate_labelled_axes():
+    pytest.importorskip("matplotlib")
+    fig = curve_figure(
+        CURVE,
+        ("reward", "mean reward"),
+        [("gold", 1.2, ":")],
+        [("exact", "exact rate"), ("partial", "partial rate")],
+        title="t",
+    )
+    reward_ax, rate_ax = fig.get_axes()
+    _assert_labelled(fig)
+    assert reward_ax.get_ylabel() == "mean reward" and rate_ax.get_ylabel() == RATE_LABEL
+    assert _lines(reward_ax) == {"model", "gold 1.200"}
+    assert _lines(rate_ax) == {"exact rate", "partial rate"}
+    assert rate_ax.get_ylim() == (0, 1.05)
+
+
+def test_a_curve_without_rates_is_one_labelled_axes():
+    pytest.importorskip("matplotlib")
+    fig = curve_figure(CURVE, ("score", "mean score"), [("greedy", 0.8, "--")], title="t")
+    (ax,) = fig.get_axes()
+    _assert_labelled(fig)
+    assert _lines(ax) == {"model", "greedy 0.800"}
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "rates"),
+    [
+        ("train_maskable_ppo", (CURVE, MEETING_TABLE), True),
+        ("train_rllib", (CURVE, MEETING_TABLE), True),
+        ("train_timetable_ppo", (CURVE, TIMETABLE_TABLE), False),
+    ],
+)
+def test_each_training_example_saves_a_curve_with_every_axis_labelled(name, args, rates, tmp_path):
+    pytest.importorskip("matplotlib")
+    module = _example(name)
+    path = tmp_path / "curve.png"
+    extra = ("a title",) if name == "train_rllib" else ()
+    fig = module.plot(*args, path, *extra)
+    _png(path)
+    _assert_labelled(fig)
+    axes = fig.get_axes()
+    assert len(axes) == (2 if rates else 1)
+    if rates:  # reward on one axes, the rates on the other: never on one scale
+        assert "exact rate" not in _lines(axes[0]) and _lines(axes[1]) == {
+            "exact rate",
+            "partial rate",
+        }
+
+
+def test_the_timestep_labels_of_a_long_run_do_not_run_into_each_other():
+    # 150k steps with matplotlib's default labels drew "100000120000140000" in one run
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    curve = [
+        {"timesteps": float(t), "reward": 0.3, "exact": 0.1, "partial": 0.0}
+        for t in range(0, 150_001, 10_000)
+    ]
+    fig = curve_figure(
+        curve,
+        ("reward", "mean reward"),
+        [("gold", 1.2, ":")],
+        [("exact", "exact rate"), ("partial", "partial rate")],
+        title="t",
+    )
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    for ax in fig.get_axes():
+        low, high = ax.get_xlim()  # ticks past the limits are listed but not drawn
+        labels = [
+            t for t in ax.get_xticklabels() if t.get_text() and low <= t.get_position()[0] <= high
+        ]
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        assert len(boxes) >= 3
+        for left, right in itertools.pairwise(boxes):
+            assert left.x1 < right.x0, [t.get_text() for t in labels]
+
+
+def test_a_one_step_llm_run_draws_its_points_on_whole_step_axes(tmp_path):
+    pytest.importorskip("matplotlib")
+    from meeting_gym.agents.training import llm_curve_figure, llm_curve_rows, write_curve_csv
+
+    sft_log = [{"step": 1, "loss": 0.7}]
+    grpo_log = [{"step": 1, "reward": 0.4, "reward_std": 0.1, "loss": 0.02}, {"step": 1}]
+    curve = llm_curve_rows(sft_log, grpo_log)
+    assert [r["phase"] for r in curve] == ["sft", "grpo"]  # entries without a reward are left
+    fig = llm_curve_figure(curve, "one step")
+    fig.savefig(tmp_path / "curve.png")
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 1]
+        assert lines and all(line.get_marker() not in (None, "None", "") for line in lines)
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks)
+    write_curve_csv(tmp_path / "curve.csv", curve)
+    with open(tmp_path / "curve.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0])[:2] == ["phase", "step"] and rows[1]["reward"] == "0.4"
+
+
+def test_a_phase_without_steps_says_so_instead_of_empty_axes():
+    pytest.importorskip("matplotlib")
+    from meeting_gym.agents.training import llm_curve_figure, llm_curve_rows
+
+    fig = llm_curve_figure(
+        llm_curve_rows([{"step": 1, "loss": 0.3}, {"step": 2, "loss": 0.1}], []), "sft"
+    )
+    _, middle, right = fig.axes
+    for ax in (middle, right):
+        assert [t.get_text() for t in ax.texts] == ["no steps logged"]
+        assert list(ax.get_xticks()) == [] and ax.get_legend() is None

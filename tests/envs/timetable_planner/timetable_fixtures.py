@@ -1,0 +1,104 @@
+"""The predecessor's recorded behaviour, read from the copies in ``tests/data/timetable_planner/``.
+
+``scenarios.json`` (its 15 hand-crafted scenarios) and ``trajectories.json.gz`` (98
+trajectories recorded from it under PYTHONHASHSEED=0, gzipped byte for byte) are copied
+from the project's reference folder; ``tests/data/README.md`` names their source and
+licence. The package never reads them at run time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import cache
+from typing import Any
+
+from paths import DATA
+
+DATA = DATA / "timetable_planner"
+
+
+@cache
+def reference(name: str) -> Any:
+    """A reference JSON file by its name (``trajectories.json`` is stored gzipped)."""
+    path = DATA / name
+    if not path.is_file():  # stored compressed: 1.6 MB of JSON is 96 kB gzipped
+        path = DATA / f"{name}.gz"
+        return json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def trajectories() -> list[tuple[str, dict[str, Any]]]:
+    """(scenario_id, trajectory) of every recording: 15 x 6 hand-crafted, 8 generated."""
+    data = reference("trajectories.json")
+    out = [(s["scenario_id"], t) for s in data["scenarios"] for t in s["trajectories"]]
+    out += [(g["scenario_id"], t) for g in data["generated"] for t in g["trajectories"]]
+    return out
+
+
+def has_fraction(action: dict[str, Any]) -> bool:
+    """Whether a recorded action gives day or start_slot as a float with a fraction (D16)."""
+    return any(
+        isinstance(action.get(key), float) and not float(action[key]).is_integer()
+        for key in ("day", "start_slot")
+    )
+
+
+def given_but_refused(step: dict[str, Any]) -> str | None:
+    """The field (``day`` or ``start_slot``) that the predecessor called missing although the
+    recorded action gave it (``"Someday"``, ``true``, ``"1.5"``); ``None`` for other steps.
+
+    Here such a field is named with its value and what it may be, at the same penalty.
+    """
+    error, action = step["action_error"] or "", step["action"]
+    if not error.startswith("missing required fields: "):
+        return None
+    for field in ("day", "start_slot"):
+        if action.get(field) is not None and field in error:
+            return field
+    return None
+
+
+def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
+    """A random JSON action, mostly valid, often conflicting, sometimes invalid or a no-op.
+
+    Draws only from ``rng``; never submits (the caller decides when to end).
+    """
+    sessions = problem.session_ids
+    placed = [problem.session_ids[s] for s, _ in timetable.items()]
+    unplaced = [sid for i, sid in enumerate(sessions) if i not in timetable]
+    roll = rng.random()
+    day = rng.randrange(problem.n_days)
+    start = rng.randrange(problem.per_day)
+    room = rng.choice(problem.room_ids)
+    if roll < 0.45 and unplaced:
+        return {
+            "action_type": "assign_session",
+            "session_id": rng.choice(unplaced),
+            "day": day,
+            "start_slot": start,
+            "room_id": room,
+        }
+    if roll < 0.65 and placed:
+        return {
+            "action_type": "move_session",
+            "session_id": rng.choice(placed),
+            "day": day,
+            "start_slot": start,
+            "room_id": room,
+        }
+    if roll < 0.8 and placed:
+        return {
+            "action_type": "swap_sessions",
+            "session_id": rng.choice(placed),
+            "target_session_id": rng.choice(placed),
+        }
+    if roll < 0.9 and placed:
+        return {"action_type": "unassign_session", "session_id": rng.choice(placed)}
+    return {
+        "action_type": rng.choice(["assign_session", "move_session", "unassign_session"]),
+        "session_id": rng.choice(sessions),
+        "day": rng.randrange(-1, problem.n_days + 1),
+        "start_slot": rng.randrange(-1, problem.per_day + 1),
+        "room_id": room,
+    }

@@ -1,0 +1,66 @@
+"""scripts/real_model_table.py against the test suite's scripted server (no real model).
+
+The scripted ``gold-text`` model must reach the gold reward on every row it plays (its rows
+replayed by the script), the baselines must sit beside it, and the malformed-turn count
+must read both kinds of refusal: an ``error:`` text and TimetablePlanner's invalid state.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from paths import ROOT
+
+pytest.importorskip("openai")
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import real_model_table as rt
+from fake_openai_server import FakeOpenAIServer
+
+
+def test_the_table_of_a_gold_model_shows_gold_beside_the_baselines(tmp_path, capsys):
+    with FakeOpenAIServer() as server:
+        argv = [
+            "--base-url",
+            server.base_url,
+            "--model",
+            "gold-text",
+            "--env",
+            "CalendarMath-v0",
+            "--env",
+            "MeetingSlot-v0",
+            "--eval-n",
+            "2",
+            "--curated-n",
+            "2",
+            "--out",
+            str(tmp_path),
+        ]
+        assert rt.main(argv) == 0
+    tables = (tmp_path / "tables.md").read_text()
+    model_rows = [line for line in tables.splitlines() if line.startswith("| gold-text")]
+    assert len(model_rows) == 4 and all("| 1.200 ± 0.000 |" in row for row in model_rows)
+    assert tables.count("| naive |") == 4 and tables.count("| random |") == 4
+    rows = [
+        json.loads(line) for line in (tmp_path / "MeetingSlot-v0.jsonl").read_text().splitlines()
+    ]
+    assert [r["options"]["split"] for r in rows] == ["curated", "curated", "eval", "eval"]
+    assert rows[2]["options"]["index"] == 15  # the held-out items after the 15 curated ones
+
+
+def test_a_malformed_turn_is_an_error_text_or_an_invalid_timetable_state():
+    invalid = json.dumps({"last_action": {"outcome": "invalid", "action_error": "x"}})
+    valid = json.dumps({"last_action": {"outcome": "ok", "action_error": None}})
+    messages = [
+        {"role": "assistant", "content": "a"},
+        {"role": "user", "content": "error: no call"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": invalid},
+        {"role": "assistant", "content": "c"},
+        {"role": "user", "content": valid},
+        {"role": "assistant", "content": "d"},
+    ]
+    assert rt.malformed_turns(messages, answered=False) == (3, 4)
+    assert rt.malformed_turns(messages, answered=True) == (2, 4)

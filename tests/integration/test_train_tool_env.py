@@ -1,0 +1,97 @@
+"""examples/train_tool_env.py on the real model (tiny settings): export, SFT, GRPO, eval.
+
+SFT is stopped after its first step (``--phase-minutes 0``) and resumed by a second run,
+which must take the same steps from the checkpoint. The checkpoint it saves is then
+evaluated by ``meeting-gym eval --policy local --model FOLDER --system-prompt short``: the
+same rendering and prompt as the pipeline's own evaluation, so the same greedy replies.
+One GRPO step over whole episodes follows: every reward it logged is the env's grade of
+that episode replayed on a fresh env.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from paths import ROOT
+
+from meeting_gym.agentkit.local import resolve_model
+from meeting_gym.agents.replay import replay_row
+
+pytest.importorskip("transformers", reason='needs pip install "meeting-gym[local]"')
+try:
+    resolve_model("smollm2")
+except ValueError as exc:
+    pytest.skip(str(exc), allow_module_level=True)
+
+SCRIPT = ROOT / "examples" / "train_tool_env.py"
+TINY = [
+    "--episodes", "4", "--batch", "2", "--micro-batch", "2", "--save-every", "1",
+    "--eval-n", "3", "--eval-batch", "3", "--max-turns", "3", "--max-tokens", "24",
+]  # fmt: skip
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *TINY, *args], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the_cli(tmp_path):
+    out = tmp_path / "run"
+    first = run("--out", str(out), "--phases", "export,sft", "--phase-minutes", "0")
+    assert "SFT stopped after 1 steps (checkpointed)" in first.stdout
+    assert not (out / "sft_model").exists()
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 4 and all(e["reward"] == 1.2 for e in episodes)
+    run("--out", str(out), "--phases", "sft,eval")
+    log = json.loads((out / "sft" / "sft_log.json").read_text())
+    assert [e["step"] for e in log] == [1, 2]  # step 1 from the first run, step 2 resumed
+    assert (out / "sft_model" / "config.json").is_file()
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["summary"]) == {"gold", "naive", "random", "sft"}
+    assert results["summary"]["gold"]["mean_tool_calls"] > 0
+    assert "paired sft - naive" in (out / "table.md").read_text()
+    rows = [json.loads(line) for line in (out / "eval_sft.jsonl").read_text().splitlines()]
+    assert len(rows) == 3
+    for row in rows:
+        assert replay_row(row).breakdown() == row["breakdown"]
+    assert (out / "curve.png").is_file() and (out / "curve.csv").is_file()
+    times = json.loads((out / "times.json").read_text())
+    assert set(times) == {"export", "sft", "eval"}
+
+    cli_rows = tmp_path / "cli.jsonl"
+    command = [
+        sys.executable, "-m", "meeting_gym.cli", "eval", "--env", "MeetingSlot-v0",
+        "--policy", "local", "--model", str(out / "sft_model"), "--system-prompt", "short",
+        "--split", "eval", "-n", "3", "--seed", "42", "--max-turns", "3", "--max-tokens", "24",
+        "--max-concurrent", "3", "--out", str(cli_rows),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: nothing scored is possible
+    from_cli = [json.loads(line) for line in cli_rows.read_text().splitlines()]
+    assert [r["transcript"] for r in from_cli] == [r["transcript"] for r in rows]
+
+    grpo = run(
+        "--out", str(out), "--phases", "grpo", "--grpo-steps", "1", "--prompts", "1",
+        "--group", "2", "--redraws", "0",
+    )  # fmt: skip
+    assert "grpo:" in grpo.stderr
+    [entry] = json.loads((out / "grpo" / "grpo_log.json").read_text())
+    assert entry["step"] == 1 and entry["groups_drawn"] == 1
+    assert entry["groups_trained"] + entry["groups_without_spread"] == 1
+    assert (out / "grpo_model" / "config.json").is_file()
+    rollouts = [json.loads(x) for x in (out / "grpo" / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rollouts) == 2 and all(r["step"] == 1 for r in rollouts)
+    assert entry["reward"] == pytest.approx(sum(r["breakdown"]["reward"] for r in rollouts) / 2)
+    for row in rollouts:  # the logged reward is the env's grade of the episode replayed
+        replay = replay_row(row)
+        assert replay.mismatches == [] and replay.breakdown() == row["breakdown"]
+    again = run("--out", str(out), "--phases", "eval", "--models", "sft")
+    assert "eval sft: read back from eval_sft.jsonl" in again.stderr
+    reread = json.loads((out / "results.json").read_text())
+    assert reread["summary"]["sft"] == results["summary"]["sft"]
