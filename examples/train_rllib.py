@@ -1,6 +1,6 @@
 """Train RLlib's PPO on MeetingSlot-v0 with action masks; compare it with gold, naive, random.
 
-The same run as examples/train_maskable_ppo.py, on RLlib's new API stack: the env goes
+The same run as examples/train_ppo.py, on RLlib's new API stack: the env goes
 through :mod:`meeting_gym.adapters.rllib` (masks in the observation, as RLlib's masking
 modules expect), the module is the pointer module
 (:class:`meeting_gym.envs.meeting_slot.rllib_module.PointerRLModule`, the counterpart of
@@ -29,7 +29,8 @@ from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
-from meeting_gym.agents.training import curve_figure, reference_summaries, write_run
+from meeting_gym.agents.ppo_runs import meeting_table, reward_curve
+from meeting_gym.agents.training import reference_summaries, write_run
 from meeting_gym.core.splits import load_split
 
 
@@ -189,18 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     table.update(
         reference_summaries(("gold", "naive", "random"), held_out, args.env, args.heldout_seed)
     )
-    lines = [
-        f"Held-out: the {len(held_out)} generated scenarios of the eval split "
-        f"(split seed {args.heldout_seed}, default difficulty mix), discrete mode",
-        "",
-        "| policy | mean reward | exact | partial | mean turns |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for label, s in table.items():
-        lines.append(
-            f"| {label} | {s['reward']:.3f} | {s['exact_match']:.3f} | "
-            f"{s['partial_credit'] / 0.5:.3f} | {s['mean_turns']:.1f} |"
-        )
+    lines = meeting_table(table, held_out, args.heldout_seed)
     text = "\n".join(lines)
     print(text)
     per_call = timing["train"] / max(timing["iterations"], 1)
@@ -232,28 +222,16 @@ def main(argv: list[str] | None = None) -> int:
         "table": table,
     }
     write_run(out, text, curve, results)
-    plot(curve, table, out / "curve.png", f"RLlib {name} on {args.env} (held-out)")
+    try:
+        figure = reward_curve(
+            curve, table, f"RLlib {name} on {args.env} (held-out)", "mean reward per episode"
+        )
+        figure.savefig(out / "curve.png")
+    except ImportError:
+        print("no matplotlib: curve.png skipped (curve.csv has the points)")
     algo.stop()
     ray.shutdown()
     return 0
-
-
-def plot(curve: list[dict[str, Any]], table: dict[str, Any], path: Path, title: str) -> Any:
-    """Save the learning curve: reward (with gold and naive) beside the two rates."""
-    try:
-        import matplotlib  # noqa: F401  (only to say so when it is missing)
-    except ImportError:
-        print("no matplotlib: curve.png skipped (curve.csv has the points)")
-        return None
-    fig = curve_figure(
-        curve,
-        ("reward", "mean reward per episode"),
-        [("gold", table["gold"]["reward"], ":"), ("naive", table["naive"]["reward"], "--")],
-        [("exact", "exact rate"), ("partial", "partial rate")],
-        title=title,
-    )
-    fig.savefig(path)
-    return fig
 
 
 if __name__ == "__main__":

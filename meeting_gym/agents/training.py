@@ -1,6 +1,6 @@
 """What the training examples share: SB3 callbacks, the files a run writes, its curves.
 
-``examples/train_maskable_ppo.py``, ``examples/train_timetable_ppo.py`` and
+``examples/train_ppo.py`` (one recipe per env: :mod:`meeting_gym.agents.ppo_runs`) and
 ``examples/train_rllib.py`` differ in their env, policy and table; the periodic
 evaluation, the progress bar, the wall-clock cap, the run's files and the learning-curve
 figure are the same and live here; so are the curve rows, CSV and figure of an LLM run

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import itertools
 import json
 import time
 from pathlib import Path
 
 import pytest
-from paths import ROOT
 
+from meeting_gym.agents.ppo_runs import RECIPES, reward_curve, save_curve
 from meeting_gym.agents.training import RATE_LABEL, curve_figure, sb3_callbacks, write_run
 
 
@@ -71,21 +70,12 @@ def test_reference_summaries_are_the_evaluation_runners_summaries_in_discrete_mo
 
 # ----------------------------------------------------------------------------- the curve
 
-EXAMPLES = ROOT / "examples"
 CURVE = [
     {"timesteps": t, "reward": r, "exact": e, "partial": p, "score": s}
     for t, r, e, p, s in ((0, 0.2, 0.1, 0.2, 0.3), (100, 0.9, 0.7, 0.3, 0.6))
 ]
 MEETING_TABLE = {"gold": {"reward": 1.2}, "naive": {"reward": 0.293}}
 TIMETABLE_TABLE = {"greedy": {"score": 0.8}, "random": {"score": 0.2}}
-
-
-def _example(name: str):
-    """An example script as a module (its ``main`` is not run)."""
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _lines(ax) -> set[str]:
@@ -128,19 +118,13 @@ def test_a_curve_without_rates_is_one_labelled_axes():
 
 
 @pytest.mark.parametrize(
-    ("name", "args", "rates"),
-    [
-        ("train_maskable_ppo", (CURVE, MEETING_TABLE), True),
-        ("train_rllib", (CURVE, MEETING_TABLE), True),
-        ("train_timetable_ppo", (CURVE, TIMETABLE_TABLE), False),
-    ],
+    ("env_id", "table", "rates"),
+    [("MeetingSlot-v0", MEETING_TABLE, True), ("TimetablePlanner-v0", TIMETABLE_TABLE, False)],
 )
-def test_each_training_example_saves_a_curve_with_every_axis_labelled(name, args, rates, tmp_path):
+def test_each_ppo_recipe_saves_a_curve_with_every_axis_labelled(env_id, table, rates, tmp_path):
     pytest.importorskip("matplotlib")
-    module = _example(name)
     path = tmp_path / "curve.png"
-    extra = ("a title",) if name == "train_rllib" else ()
-    fig = module.plot(*args, path, *extra)
+    fig = save_curve(RECIPES[env_id], CURVE, table, path)
     _png(path)
     _assert_labelled(fig)
     axes = fig.get_axes()
@@ -150,6 +134,16 @@ def test_each_training_example_saves_a_curve_with_every_axis_labelled(name, args
             "exact rate",
             "partial rate",
         }
+    else:  # greedy, random and the halfway target between them
+        assert _lines(axes[0]) == {"model", "greedy 0.800", "random 0.200", "halfway 0.500"}
+
+
+def test_the_rllib_curve_is_meeting_slots_with_its_own_title():
+    pytest.importorskip("matplotlib")
+    fig = reward_curve(CURVE, MEETING_TABLE, "RLlib PPO", "mean reward per episode")
+    assert fig._suptitle.get_text() == "RLlib PPO"
+    assert fig.get_axes()[0].get_ylabel() == "mean reward per episode"
+    assert _lines(fig.get_axes()[0]) == {"model", "gold 1.200", "naive 0.293"}
 
 
 def test_the_timestep_labels_of_a_long_run_do_not_run_into_each_other():

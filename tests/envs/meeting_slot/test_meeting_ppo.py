@@ -1,4 +1,4 @@
-"""Short MaskablePPO runs on MeetingSlot-v0 (the full run: examples/train_maskable_ppo.py)."""
+"""Short MaskablePPO runs on MeetingSlot-v0 (the full run: examples/train_ppo.py)."""
 
 from __future__ import annotations
 

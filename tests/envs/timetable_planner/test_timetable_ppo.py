@@ -1,7 +1,7 @@
 """MaskablePPO on TimetablePlanner-v0: the spot policy's features, short runs, the CLI.
 
-The full run is ``examples/train_timetable_ppo.py`` (README); here the policy's per-spot
-features are checked against the engine, a plain ``MultiInputPolicy`` and the spot
+The full run is ``examples/train_ppo.py --env TimetablePlanner-v0`` (README); here the
+policy's per-spot features are checked against the engine, a plain ``MultiInputPolicy`` and the spot
 policy train a few steps, and a saved model evaluates through ``meeting-gym eval``.
 """
 
