@@ -35,6 +35,7 @@ import gymnasium as gym
 
 import meeting_gym
 from meeting_gym.agents.evaluate import EpisodeResult, evaluate, result_of
+from meeting_gym.agents.heldout import malformed_turns, refused
 from meeting_gym.agents.policies import TextPolicyAgent, make_policy
 from meeting_gym.agents.replay import replay_row
 from meeting_gym.core.loop import play
@@ -63,35 +64,6 @@ def baseline_names(env_id: str) -> list[str]:
     policies = make_task(env_id).policies
     naive = "naive" if "naive" in policies else "greedy"
     return [name for name in (naive, "random") if name in policies]
-
-
-def malformed_turns(messages: list[dict[str, Any]], answered: bool) -> tuple[int, int]:
-    """(malformed turns, turns) of a logged conversation (see the module doc)."""
-    turns = bad = 0
-    for index, message in enumerate(messages):
-        if message.get("role") != "assistant":
-            continue
-        turns += 1
-        following = messages[index + 1] if index + 1 < len(messages) else None
-        if following is None:
-            bad += not answered
-        elif refused(str(following.get("content") or "")):
-            bad += 1
-    return bad, turns
-
-
-def refused(observation: str) -> bool:
-    """Whether an observation refuses the action before it: an ``error:`` text, or (for
-    TimetablePlanner, whose observation is a JSON state) ``last_action.outcome`` invalid."""
-    if observation.startswith("error:"):
-        return True
-    if observation.startswith("{"):
-        try:
-            last = json.loads(observation).get("last_action") or {}
-        except (ValueError, AttributeError):
-            return False
-        return isinstance(last, dict) and last.get("outcome") == "invalid"
-    return False
 
 
 def run_policy(env_id: str, name: str, items: list[tuple[Any, dict]], max_turns: int | None):

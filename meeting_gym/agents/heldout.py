@@ -3,14 +3,15 @@
 :func:`episode_stats` reads one evaluated episode (an
 :class:`~meeting_gym.agents.evaluate.EpisodeResult` whose ``extra`` holds the agent's
 transcript, as :class:`~meeting_gym.agentkit.llm.LLMAgent` reports it): whether it answered,
-how many of its turns the env accepted (read as tool calls or an answer, not refused with an
-``error:`` observation), its turns and tool calls, and its rubric terms. :func:`model_summary`
+how many of its turns the env accepted (read as tool calls or an answer, not
+:func:`refused`), its turns and tool calls, and its rubric terms. :func:`model_summary`
 averages them with 95% intervals, overall and per difficulty, and :func:`paired` gives the
 paired interval of two models on the same items. Nothing here imports gymnasium or torch.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from statistics import fmean
 from types import SimpleNamespace
@@ -18,11 +19,47 @@ from typing import Any
 
 from meeting_gym.agents.finetune import mean_interval, paired_interval
 
-__all__ = ["episode_stats", "model_summary", "paired", "row_stats"]
+__all__ = [
+    "episode_stats",
+    "malformed_turns",
+    "model_summary",
+    "paired",
+    "refused",
+    "row_stats",
+]
 
 
-def _rejected(observation: str) -> bool:
-    return observation.startswith("error:")
+def malformed_turns(messages: list[dict[str, Any]], answered: bool) -> tuple[int, int]:
+    """(malformed turns, turns) of a logged conversation.
+
+    A turn is malformed when the env :func:`refused` it, or when it was the final reply and
+    no answer could be read from it (``answered`` False).
+    """
+    turns = bad = 0
+    for index, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        turns += 1
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        if following is None:
+            bad += not answered
+        elif refused(str(following.get("content") or "")):
+            bad += 1
+    return bad, turns
+
+
+def refused(observation: str) -> bool:
+    """Whether an observation refuses the action before it: an ``error:`` text, or (for
+    TimetablePlanner, whose observation is a JSON state) ``last_action.outcome`` invalid."""
+    if observation.startswith("error:"):
+        return True
+    if observation.startswith("{"):
+        try:
+            last = json.loads(observation).get("last_action") or {}
+        except (ValueError, AttributeError):
+            return False
+        return isinstance(last, dict) and last.get("outcome") == "invalid"
+    return False
 
 
 def episode_stats(result: Any) -> dict[str, Any]:
@@ -35,7 +72,7 @@ def episode_stats(result: Any) -> dict[str, Any]:
         following = transcript[k + 1] if k + 1 < len(transcript) else None
         if following is None:  # the last turn: accepted when it was read as the answer
             accepted += result.answer is not None
-        elif following.get("role") == "tool" or not _rejected(str(following.get("content"))):
+        elif following.get("role") == "tool" or not refused(str(following.get("content"))):
             accepted += 1
     return {
         "item_id": result.item_id,

@@ -8,13 +8,20 @@ paired interval refuses two evaluations of different items.
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
 
 from meeting_gym.agentkit.llm import LLMAgent
 from meeting_gym.agents.evaluate import evaluate
-from meeting_gym.agents.heldout import episode_stats, model_summary, paired
+from meeting_gym.agents.heldout import (
+    episode_stats,
+    malformed_turns,
+    model_summary,
+    paired,
+    refused,
+)
 from meeting_gym.core.splits import load_split
 
 ENV = "MeetingSlot-v0"
@@ -68,3 +75,26 @@ def test_the_summary_has_intervals_per_difficulty_and_the_pairing_checks_the_ite
         paired(answered, list(reversed(chatter)))
     with pytest.raises(ValueError, match="no episodes"):
         model_summary([], terms)
+
+
+def test_a_malformed_turn_is_an_error_text_or_an_invalid_timetable_state():
+    invalid = json.dumps({"last_action": {"outcome": "invalid", "action_error": "x"}})
+    valid = json.dumps({"last_action": {"outcome": "ok", "action_error": None}})
+    messages = [
+        {"role": "assistant", "content": "a"},
+        {"role": "user", "content": "error: no call"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": invalid},
+        {"role": "assistant", "content": "c"},
+        {"role": "user", "content": valid},
+        {"role": "assistant", "content": "d"},
+    ]
+    assert malformed_turns(messages, answered=False) == (3, 4)
+    assert malformed_turns(messages, answered=True) == (2, 4)
+
+
+def test_a_refusal_is_an_error_text_or_an_invalid_state_and_nothing_else():
+    assert refused("error: no tool call or answer could be read")
+    assert refused(json.dumps({"last_action": {"outcome": "invalid"}}))
+    for fine in ('["Ava", "Ben"]', "{not json", json.dumps({"last_action": None}), "[]", "ok"):
+        assert not refused(fine), fine

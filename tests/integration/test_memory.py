@@ -1,11 +1,13 @@
-"""Memory over many episodes.
+"""Memory over many episodes, as ``scripts/memory_check.py`` measures it (run as a user runs it).
 
 Slow: ``python -m pytest -m slow tests/integration/test_memory.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import subprocess
+import sys
 
 import pytest
 from paths import ROOT
@@ -13,21 +15,21 @@ from paths import ROOT
 SCRIPT = ROOT / "scripts" / "memory_check.py"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("memory_check", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def memory_check(*args: str, timeout: int) -> tuple[int, dict]:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout
+    )
+    return done.returncode, json.loads(done.stdout)
 
 
 @pytest.mark.slow
 def test_100k_text_episodes_grow_memory_by_less_than_20_mb():
-    report = load_script().run(episodes=100_000, mode="text")
-    assert report["growth_mb"] < 20, report
+    status, report = memory_check("--episodes", "100000", "--mode", "text", timeout=3600)
+    assert status == 0 and report["growth_mb"] < 20, report
 
 
 def test_memory_script_runs_a_few_episodes():
-    report = load_script().run(episodes=30, warmup=5)
+    status, report = memory_check("--episodes", "30", "--warmup", "5", timeout=300)
     assert report["episodes"] == 30 and report["steps"] >= 30
     assert report["rss_after_mb"] > 0
+    assert status == (0 if report["growth_mb"] < report["limit_mb"] else 1)

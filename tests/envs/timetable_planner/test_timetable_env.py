@@ -10,7 +10,6 @@ wrong.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import warnings
@@ -19,10 +18,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from paths import ROOT
 from timetable_fixtures import given_but_refused, has_fraction, random_action, trajectories
 
 import meeting_gym  # noqa: F401
+from meeting_gym.envs.timetable_planner import sizes
 from meeting_gym.envs.timetable_planner.actions import APPLY, Action
 from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
 from meeting_gym.envs.timetable_planner.discrete import (
@@ -416,25 +415,15 @@ def env_action_count() -> int:
     return make("discrete").action_space.n
 
 
-def _sizes_script():
-    path = ROOT / "scripts" / "timetable_sizes.py"
-    spec = importlib.util.spec_from_file_location("timetable_sizes", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_sizes_script_reports_what_the_env_offers_per_difficulty():
-    """scripts/timetable_sizes.py is the table the README cites: its counts are the action
-    table's and the mask's, and the largest expert text observation stays small."""
-    script = _sizes_script()
-    rows = {row["difficulty"]: row for row in script.measure(seeds=2)}
+    """The sizes table the docs cite: its counts are the action table's and the mask's, and
+    the largest expert text observation stays small."""
+    rows = {row["difficulty"]: row for row in sizes.measure(seeds=2)}
     assert list(rows) == list(SIZES)
     table = ActionTable(DEFAULT_BOUNDS)
     env = make("discrete")
     for level, row in rows.items():
-        found = script.scenarios(level, 2)
+        found = sizes.scenarios(level, 2)
         assert (
             row["scenarios"]
             == len(found)
@@ -450,18 +439,17 @@ def test_the_sizes_script_reports_what_the_env_offers_per_difficulty():
     expert = rows["expert"]
     assert expert["largest_text"] == "gen_expert_4001"  # the largest of the 23 (25 sessions)
     assert expert["chars"] < 8000 and expert["pieces"] < 3000, expert
-    assert script.main(["--seeds", "0"]) == 0
+    assert sizes.main(["--seeds", "0"]) == 0
 
 
 def test_token_estimates_count_pieces_as_a_tokenizer_splits_them():
-    script = _sizes_script()
-    assert script.token_estimates('{"id":"FT12","available":[0,1,2]}') == {
+    assert sizes.token_estimates('{"id":"FT12","available":[0,1,2]}') == {
         "chars": 33,
         "chars_over_4": 8,
         # {"  id  ":"  FT  12  ","  available  ":[  0  ,  1  ,  2  ]}
         "pieces": 14,
     }
-    assert script.token_estimates("12345 abc")["pieces"] == 3  # 123 | 45 | " abc"
+    assert sizes.token_estimates("12345 abc")["pieces"] == 3  # 123 | 45 | " abc"
 
 
 # ----------------------------------------------------------------------------- observations

@@ -38,6 +38,7 @@ ENV_LAYER = (
     "policies.py",
     "render.py",
     "sb3_policy.py",
+    "sizes.py",
     "task.py",
     "tools.py",
 )
