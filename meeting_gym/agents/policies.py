@@ -9,6 +9,7 @@ and reset ``info``, then each observation.
 from __future__ import annotations
 
 import inspect
+import random
 from typing import Any
 
 from meeting_gym.core.registry import load_object, task_class
@@ -24,6 +25,21 @@ class Policy:
 
     def act(self, observation: str) -> str:
         raise NotImplementedError
+
+
+class RandomPolicy(Policy):
+    """Base of the random policies: their own generator, seeded at construction and
+    restarted by ``reset(seed=...)`` (:meth:`reseed`); never the global ``random``."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the generator from ``seed`` (``None`` keeps it going)."""
+        if seed is not None:
+            self.rng = random.Random(seed)
 
 
 class TextPolicyAgent:

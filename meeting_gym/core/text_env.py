@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
+from meeting_gym.core.bounded import show
 from meeting_gym.core.episode import Episode
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
 from meeting_gym.core.registry import load_object
@@ -79,7 +80,7 @@ class TextInterface:
         """Run ``action``; returns (observation, terminated)."""
         # kept cut as the transcript keeps it: an env would otherwise hold its last action
         # whole until the next step (48 served sessions held 4 MiB each after a burst)
-        text = action if isinstance(action, str) else repr(action)
+        text = action if isinstance(action, str) else show(action, MAX_TRANSCRIPT_ENTRY_CHARS)
         self.last_action = shorten(text, MAX_TRANSCRIPT_ENTRY_CHARS)
         observation, terminated = self._apply(episode, action)
         self.last_result = observation

@@ -10,11 +10,11 @@ raises only :class:`ItemError`, whose message names the offending field.
 from __future__ import annotations
 
 import hashlib
-import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from meeting_gym.core.bounded import show as _show
 from meeting_gym.envs.calendar_math import dates
 
 __all__ = ["DIFFICULTIES", "INPUT_KEYS", "Item", "ItemError", "default_id"]
@@ -33,26 +33,6 @@ _FIELDS = ("task_type", "inputs", "difficulty", "question", "gold", "id")
 
 class ItemError(ValueError):
     """An item's data is malformed; the message starts with the field, as ``item.inputs.n:``."""
-
-
-class _Short(reprlib.Repr):
-    """A bounded repr for error messages: untrusted values can be huge."""
-
-    def repr_int(self, x: int, level: int) -> str:
-        # repr() of an int over 4300 digits raises ValueError (CPython's int/str limit)
-        if x.bit_length() > 128:
-            return f"<int of {x.bit_length()} bits>"
-        return super().repr_int(x, level)
-
-
-_SHORT = _Short()
-_SHORT.maxstring = 40
-_SHORT.maxother = 40
-_SHORT.maxlong = 40
-
-
-def _show(value: Any) -> str:
-    return _SHORT.repr(value)
 
 
 class _FrozenInputs(Mapping[str, Any]):

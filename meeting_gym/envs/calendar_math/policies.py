@@ -15,12 +15,12 @@ Each reads the question's facts from the reset ``info`` (``task_type``, ``inputs
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
 from meeting_gym.agents.policies import Policy
+from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
 from meeting_gym.envs.calendar_math import dates
 from meeting_gym.envs.calendar_math.answers import format_answer
 
@@ -113,7 +113,7 @@ class NaivePolicy(Policy):
         return self.answer
 
 
-class RandomPolicy(Policy):
+class RandomPolicy(BaseRandomPolicy):
     """A random answer of the right shape, reproducible from ``seed``.
 
     add_days: a date within 400 days of ``start`` (kept inside 0001..9999); days_between:
@@ -121,15 +121,9 @@ class RandomPolicy(Policy):
     ``act`` draws anew; ``reset(seed=...)`` reseeds. Never touches the global ``random``.
     """
 
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
     def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
         """Remember the question's facts; a ``seed`` restarts the policy's own generator."""
-        if seed is not None:
-            self.rng = random.Random(seed)
+        self.reseed(seed)
         self.task_type = info["task_type"]
         self.inputs = dict(info["inputs"])
         self.difficulty = info.get("difficulty")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from meeting_gym.core.bounded import show
 from meeting_gym.envs.cron_schedule.expression import Cron, CronError, parse
 from meeting_gym.envs.cron_schedule.schedule import (
     day_key,
@@ -71,11 +72,6 @@ READ_QUESTION = (
 
 class ItemError(ValueError):
     """An item's data is malformed; the message starts with the field (``item.start: ...``)."""
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def question_text(kind: str, expression: str, description: str, start: str, n: int) -> str:
@@ -139,10 +135,10 @@ class CronItem:
     ) -> CronItem:
         """Validate the fields and compute the question, the gold and the id."""
         if kind not in KINDS:
-            raise ItemError(f"item.kind: must be 'write' or 'read', got {_show(kind)}")
+            raise ItemError(f"item.kind: must be 'write' or 'read', got {show(kind)}")
         if difficulty is not None and difficulty not in LEVELS:
             raise ItemError(
-                f"item.difficulty: must be one of 1, 2, 3, 4 or null, got {_show(difficulty)}"
+                f"item.difficulty: must be one of 1, 2, 3, 4 or null, got {show(difficulty)}"
             )
         cron = _expression(expression)
         if kind == "write":
@@ -156,7 +152,7 @@ class CronItem:
                 raise ItemError("item.description: only write tasks have one")
             start = _start(start)
             if isinstance(num_times, bool) or not isinstance(num_times, int):
-                raise ItemError(f"item.num_times: must be an integer, got {_show(num_times)}")
+                raise ItemError(f"item.num_times: must be an integer, got {show(num_times)}")
             if not 1 <= num_times <= MAX_TIMES:
                 raise ItemError(f"item.num_times: must be 1..{MAX_TIMES}, got {num_times}")
             times = next_times(cron, parse_time(start), num_times)
@@ -184,7 +180,7 @@ class CronItem:
         if id is None:
             id = "cron-" + hashlib.sha256(question.encode("utf-8")).hexdigest()[:10]
         elif not isinstance(id, str) or not id.strip():
-            raise ItemError(f"item.id: must be a non-empty string, got {_show(id)}")
+            raise ItemError(f"item.id: must be a non-empty string, got {show(id)}")
         item = object.__new__(cls)
         item.__dict__.update(
             kind=kind,
@@ -203,14 +199,14 @@ class CronItem:
     def from_dict(cls, data: Any) -> CronItem:
         """Validate untrusted JSON-like data (as :meth:`to_dict` writes it); only ItemError."""
         if not isinstance(data, Mapping):
-            raise ItemError(f"item: must be an object, got {_show(data)}")
+            raise ItemError(f"item: must be an object, got {show(data)}")
         allowed = (
             "kind", "difficulty", "expression", "description", "start", "num_times",
             "question", "gold", "id",
         )  # fmt: skip
         for key in data:
             if key not in allowed:
-                raise ItemError(f"item: unknown field {_show(key)} (allowed: {', '.join(allowed)})")
+                raise ItemError(f"item: unknown field {show(key)} (allowed: {', '.join(allowed)})")
         for key in ("kind", "expression"):
             if key not in data:
                 raise ItemError(f"item.{key}: missing")
@@ -258,7 +254,7 @@ class CronItem:
 
 def _expression(value: Any) -> Cron:
     if not isinstance(value, str):
-        raise ItemError(f"item.expression: must be a string, got {_show(value)}")
+        raise ItemError(f"item.expression: must be a string, got {show(value)}")
     try:
         cron = parse(value)
     except CronError as exc:
@@ -276,5 +272,5 @@ def _start(value: Any) -> str:
     except ValueError as exc:
         raise ItemError(f"item.start: {exc}") from None
     if when.second or format_time(when) != value:
-        raise ItemError(f"item.start: must be written YYYY-MM-DD HH:MM, got {_show(value)}")
+        raise ItemError(f"item.start: must be written YYYY-MM-DD HH:MM, got {show(value)}")
     return value

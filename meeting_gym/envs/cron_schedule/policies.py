@@ -19,13 +19,13 @@ Each reads the task from the question text (:func:`read_question`) and the reset
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from meeting_gym.agents.policies import Policy
+from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
 from meeting_gym.core.protocol import format_tool_call
 from meeting_gym.envs.cron_schedule.answers import TAGS, format_block
 from meeting_gym.envs.cron_schedule.english import expression_for, read
@@ -169,7 +169,7 @@ class NaivePolicy(Policy):
         return self.answer
 
 
-class RandomPolicy(Policy):
+class RandomPolicy(BaseRandomPolicy):
     """A random answer of the right shape, reproducible from ``seed``.
 
     write: a random expression of the task's level (level 2 if unknown); read: the task's
@@ -177,15 +177,9 @@ class RandomPolicy(Policy):
     ``act`` draws anew; ``reset(seed=...)`` reseeds.
     """
 
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
     def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
         """Remember the question; a ``seed`` restarts the policy's own generator."""
-        if seed is not None:
-            self.rng = random.Random(seed)
+        self.reseed(seed)
         self.question = read_question(observation)
         self.level = int(info.get("difficulty") or 2)
 

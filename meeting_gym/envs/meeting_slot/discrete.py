@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from meeting_gym.core.bounded import show
 from meeting_gym.core.episode import Episode
 from meeting_gym.core.spaces import coerce_action
 from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
@@ -97,8 +98,8 @@ class DiscreteInterface:
         index = coerce_action(action, table.n)
         terminated = False
         if index is None:
-            self.last_action = repr(action)
-            self.last_result = f"error: action {action!r} is not an integer in 0..{table.n - 1}"
+            self.last_action = show(action)
+            self.last_result = f"error: action {show(action)} is not an integer in 0..{table.n - 1}"
         else:
             if index not in self._calls:  # per-episode cache: names and dates are fixed
                 kind, payload = table.call(index, episode.item)

@@ -11,11 +11,11 @@ baseline); ``random`` calls random tools and answers a random grid start.
 from __future__ import annotations
 
 import json
-import random
 from datetime import date, timedelta
 from typing import Any
 
 from meeting_gym.agents.policies import Policy
+from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
 from meeting_gym.core.protocol import format_answer, format_tool_call
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve
@@ -132,17 +132,11 @@ class NaivePolicy(_Gatherer):
         return super().solve(naive)
 
 
-class RandomPolicy(Policy):
+class RandomPolicy(BaseRandomPolicy):
     """Random tool calls; answers a random 15-minute start (or NONE) with probability 1/4."""
 
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
     def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = random.Random(seed)
+        self.reseed(seed)
         self.request = dict(info["request"])
         self.names = ["Ava"]
 

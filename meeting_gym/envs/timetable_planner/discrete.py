@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from meeting_gym.core.bounded import show
 from meeting_gym.core.spaces import coerce_action
 from meeting_gym.envs.timetable_planner.actions import Action, Rejected
 from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
@@ -589,5 +590,4 @@ def _describe(action: Action, problem: Problem) -> str:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return show(value, 60)

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from meeting_gym.core.bounded import show
 from meeting_gym.core.spaces import AnyText
 from meeting_gym.core.text_env import (
     MAX_ACTION_CHARS,
@@ -80,7 +81,7 @@ class TextInterface:
             self.last_action = (
                 shorten(action, MAX_TRANSCRIPT_ENTRY_CHARS)
                 if isinstance(action, str)
-                else repr(action)[:1000]
+                else show(action, 1000)
             )
             objects = read_actions(action)
         results: list[str] = []

@@ -18,11 +18,11 @@ first observation; the planners then play a fixed list of actions and submit.
 from __future__ import annotations
 
 import json
-import random
 from collections import OrderedDict
 from typing import Any
 
 from meeting_gym.agents.policies import Policy
+from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
 from meeting_gym.envs.timetable_planner.greedy import first_fit, plan_actions
 from meeting_gym.envs.timetable_planner.problem import Problem, Spot
 from meeting_gym.envs.timetable_planner.task import content_key
@@ -119,17 +119,11 @@ class EmptyPolicy(Policy):
         return SUBMIT
 
 
-class RandomPolicy(Policy):
+class RandomPolicy(BaseRandomPolicy):
     """Uniform over the discrete interface's allowed actions (see the module docstring)."""
 
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
     def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = random.Random(seed)
+        self.reseed(seed)
         self.problem: Problem | None = None
         if isinstance(observation, str):
             self._start(observation)

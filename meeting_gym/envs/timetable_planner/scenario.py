@@ -35,10 +35,11 @@ means every slot, and ``{}``, which means none.
 from __future__ import annotations
 
 import re
-import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from meeting_gym.core.bounded import show as _show
 
 __all__ = [
     "DIFFICULTIES",
@@ -77,26 +78,6 @@ Cell = tuple[int, int]
 
 class ScenarioError(ValueError):
     """A scenario's data is malformed; the message starts with the field's path."""
-
-
-class _Short(reprlib.Repr):
-    """A bounded repr for error messages: untrusted values can be huge."""
-
-    def repr_int(self, x: int, level: int) -> str:
-        # repr() of an int over 4300 digits raises ValueError (CPython's int/str limit)
-        if x.bit_length() > 128:
-            return f"<int of {x.bit_length()} bits>"
-        return super().repr_int(x, level)
-
-
-_SHORT = _Short()
-_SHORT.maxstring = 40
-_SHORT.maxother = 40
-_SHORT.maxlong = 40
-
-
-def _show(value: Any) -> str:
-    return _SHORT.repr(value)
 
 
 def cells_of(slot_map: SlotMap) -> frozenset[Cell]:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, ClassVar
 
+from meeting_gym.core.bounded import show
 from meeting_gym.core.episode import Episode
 from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.core.task import Setting, Task
@@ -177,7 +178,7 @@ def _shown(action: Any) -> Any:
         return action.message
     if isinstance(action, Mapping):
         return {str(k)[:100]: v for k, v in list(action.items())[:10]}
-    return repr(action)[:200]
+    return show(action, 200)
 
 
 class TimetablePlannerTask(Task[Scenario, Problem]):

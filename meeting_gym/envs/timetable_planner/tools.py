@@ -28,6 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from meeting_gym.core.bounded import show
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
 from meeting_gym.core.tools import ToolSet
 from meeting_gym.envs.timetable_planner.actions import ACTION_TYPES, Rejected
@@ -176,7 +177,7 @@ def _tool_call(name: Any, arguments: Any) -> Mapping[str, Any] | Rejected:
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    text = value if isinstance(value, str) else show(value, 60)
     return repr(text[:60] + "..." if len(text) > 60 else text)
 
 
