@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import random
+from collections import deque
 from typing import Any
 
 from meeting_gym.core.registry import load_object, task_class
@@ -54,6 +55,51 @@ class TextPolicyAgent:
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         return self.policy.act(observation)
+
+
+class DiscreteAdapter:
+    """Drives a text-mode :class:`Policy` through an env's discrete actions.
+
+    An env's subclass (``policy_adapters["discrete"]``) says what text the policy sees
+    (:meth:`text`) and which discrete indices a text action becomes (:meth:`translate`);
+    one text action may take several steps, played from a queue.
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.name = policy.name
+
+    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
+        base = env.unwrapped
+        self.table = base.interface.table
+        self.episode = base.episode
+        self.queue: deque[int] = deque()
+        self.policy.reset(self.begin(info), self.policy_info(info), seed=seed)
+
+    def act(self, observation: Any, info: dict[str, Any]) -> int:
+        self.observe(info)
+        if not self.queue:
+            self.queue.extend(self.translate(self.policy.act(self.text())))
+        return self.queue.popleft()
+
+    def begin(self, info: dict[str, Any]) -> str:
+        """Start an episode; returns the first text observation."""
+        raise NotImplementedError
+
+    def policy_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """The reset info a text policy gets, from the discrete reset info."""
+        raise NotImplementedError
+
+    def observe(self, info: dict[str, Any]) -> None:
+        """Read a step's info (before the queue is looked at)."""
+
+    def text(self) -> str:
+        """The text observation the policy acts on next."""
+        raise NotImplementedError
+
+    def translate(self, action: str) -> list[int]:
+        """The discrete indices of a text action (out of range where none expresses it)."""
+        raise NotImplementedError
 
 
 def policy_names(env_id: str) -> tuple[str, ...]:

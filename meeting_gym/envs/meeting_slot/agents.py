@@ -16,10 +16,9 @@ next grid start, the nearest later answer a discrete agent can give.
 from __future__ import annotations
 
 import json
-from collections import deque
 from typing import Any
 
-from meeting_gym.agents.policies import Policy
+from meeting_gym.agents.policies import DiscreteAdapter
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, extract_answer, parse_action
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
@@ -27,40 +26,39 @@ from meeting_gym.envs.meeting_slot.prompts import question
 from meeting_gym.envs.meeting_slot.rubric import parse_answer
 
 
-class TextPolicyAdapter:
+class TextPolicyAdapter(DiscreteAdapter):
     """Drives a text-mode policy through discrete actions."""
 
-    def __init__(self, policy: Policy) -> None:
-        self.policy = policy
-        self.name = policy.name
-
-    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
-        base = env.unwrapped
-        self.table = base.interface.table
-        self.scenario: Scenario = base.episode.item
-        text_info = {"request": dict(info["request"])}
-        self.policy.reset(question(self.scenario), text_info, seed=seed)
-        self.queue: deque[int] = deque()
+    def begin(self, info: dict[str, Any]) -> str:
+        self.scenario: Scenario = self.episode.item
         self.results: list[str] = []
         self.waiting = 0
         self.first = True
+        return question(self.scenario)
 
-    def act(self, observation: Any, info: dict[str, Any]) -> int:
+    def policy_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        return {"request": dict(info["request"])}
+
+    def observe(self, info: dict[str, Any]) -> None:
         if self.waiting:
             self.results.append(str(info.get("result")))
             self.waiting -= 1
-        if not self.queue:
-            if self.first:
-                text_observation = question(self.scenario)
-                self.first = False
-            elif len(self.results) == 1:
-                text_observation = self.results[0]
-            else:
-                text_observation = json.dumps(self.results, ensure_ascii=False)
-            self.results = []
-            self.queue.extend(self._translate(self.policy.act(text_observation)))
-            self.waiting = len(self.queue)
-        return self.queue.popleft()
+
+    def text(self) -> str:
+        if self.first:
+            self.first = False
+            text = question(self.scenario)
+        elif len(self.results) == 1:
+            text = self.results[0]
+        else:
+            text = json.dumps(self.results, ensure_ascii=False)
+        self.results = []
+        return text
+
+    def translate(self, action: str) -> list[int]:
+        indices = self._translate(action)
+        self.waiting = len(indices)
+        return indices
 
     def _translate(self, text: str) -> list[int]:
         invalid = self.table.n  # out of range: an error result, one turn

@@ -130,6 +130,10 @@ class DiscreteInterface:
         """A fresh int8 array, 1 where an action is allowed (see the module docstring)."""
         return self._mask.copy()
 
+    def describe_action(self, index: int, episode: Episode | None) -> str:
+        """Readable text for ``index``, e.g. ``get_busy(Ava, 2024-03-11)``."""
+        return self.table.describe(index, None if episode is None else episode.item)
+
     # ------------------------------------------------------------------ helpers
 
     def _record(self, index: int, result: str) -> None:

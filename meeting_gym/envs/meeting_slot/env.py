@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from meeting_gym.core.discrete_mode import MaskedDiscreteMode
 from meeting_gym.core.text_env import TextEnv
 from meeting_gym.envs.meeting_slot import picture
 from meeting_gym.envs.meeting_slot.discrete import DiscreteInterface
@@ -25,7 +26,7 @@ from meeting_gym.envs.meeting_slot.task import MeetingSlotTask
 MODES = ("discrete", "text")
 
 
-class MeetingSlotEnv(TextEnv):
+class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
     """Find the earliest UTC start for a meeting that fits every attendee.
 
     ## Description
@@ -168,6 +169,7 @@ class MeetingSlotEnv(TextEnv):
         "render_fps": 4,
     }
     modes: ClassVar[tuple[str, ...]] = MODES
+    DISCRETE = DiscreteInterface
     policy_adapters: ClassVar[dict[str, str]] = {
         "discrete": "meeting_gym.envs.meeting_slot.agents:TextPolicyAdapter"
     }
@@ -254,19 +256,6 @@ class MeetingSlotEnv(TextEnv):
     def close(self) -> None:
         if self.human_window is not None:
             self.human_window.close()
-
-    def action_masks(self) -> np.ndarray:
-        """The current action mask as booleans (sb3-contrib's MaskablePPO calls this)."""
-        if not isinstance(self.interface, DiscreteInterface):
-            raise RuntimeError("action masks exist in discrete mode only")
-        return self.interface.action_mask().astype(bool)
-
-    def describe(self, action: int) -> str:
-        """Readable text for a discrete action index, e.g. ``get_busy(Ava, 2024-03-11)``."""
-        if not isinstance(self.interface, DiscreteInterface):
-            raise RuntimeError("describe() exists in discrete mode only")
-        scenario = None if self.episode is None else self.episode.item
-        return self.interface.table.describe(int(action), scenario)
 
     # ------------------------------------------------------------------ helpers
 

@@ -575,6 +575,12 @@ class DiscreteInterface:
         assert self.masker is not None
         return self.masker.mask.copy()
 
+    def describe_action(self, index: int, episode: Any) -> str:
+        """Readable text for ``index``, e.g. ``assign_session(S3, Tue, 2, R1)``."""
+        if episode is None:
+            raise RuntimeError("describe() needs an episode: call reset() first")
+        return self.table.describe(index, episode.engine.problem)
+
 
 def _describe(action: Action, problem: Problem) -> str:
     kind = action.action_type

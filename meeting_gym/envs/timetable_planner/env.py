@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from meeting_gym.core.bounded import show
+from meeting_gym.core.discrete_mode import MaskedDiscreteMode
 from meeting_gym.core.spaces import AnyText
 from meeting_gym.core.text_env import (
     MAX_ACTION_CHARS,
@@ -97,7 +98,7 @@ class TextInterface:
         return observation, episode.engine.terminated
 
 
-class TimetablePlannerEnv(TextEnv):
+class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     """Build a weekly timetable: place class sessions at (day, start slot, room).
 
     ## Description
@@ -196,6 +197,7 @@ class TimetablePlannerEnv(TextEnv):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     modes: ClassVar[tuple[str, ...]] = MODES
+    DISCRETE = DiscreteInterface
     policy_adapters: ClassVar[dict[str, str]] = {
         "discrete": "meeting_gym.envs.timetable_planner.agents:TextPolicyAdapter"
     }
@@ -249,17 +251,3 @@ class TimetablePlannerEnv(TextEnv):
         if self.painter is not None:
             return self.painter.frame(status)
         return status.ansi()
-
-    def action_masks(self) -> np.ndarray:
-        """The current action mask as booleans (sb3-contrib's MaskablePPO calls this)."""
-        if not isinstance(self.interface, DiscreteInterface):
-            raise RuntimeError("action masks exist in discrete mode only")
-        return self.interface.action_mask().astype(bool)
-
-    def describe(self, action: int) -> str:
-        """Readable text for a discrete action index, e.g. ``assign_session(S3, Tue, 2, R1)``."""
-        if not isinstance(self.interface, DiscreteInterface):
-            raise RuntimeError("describe() exists in discrete mode only")
-        if self.episode is None:
-            raise RuntimeError("describe() needs an episode: call reset() first")
-        return self.interface.table.describe(int(action), self.episode.engine.problem)
