@@ -14,8 +14,7 @@ Importing registers names only: an environment's modules load when it is made.
 
 from __future__ import annotations
 
-from typing import Any
-
+from meeting_gym.core.moved import lazy_getattr
 from meeting_gym.core.registry import ENVS, register_env
 
 __version__ = "0.2.0"
@@ -55,15 +54,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'meeting_gym' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -12,10 +12,9 @@ Names load on first use (PEP 562), so importing this package loads no client cod
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from meeting_gym.core.moved import alias_getattr
+from meeting_gym.core.moved import alias_getattr, lazy_getattr
 
 _NAMES = {
     "LLMAgent": "meeting_gym.agentkit.llm",
@@ -49,21 +48,17 @@ _PROTOCOL = (
     "protocol_instructions",
 )
 _TOOLS = ("ERROR_PREFIX", "Tool", "ToolSet", "is_error")
-_old_protocol = alias_getattr(__name__, "meeting_gym.core.protocol", _PROTOCOL, depth=1)
-_old_tools = alias_getattr(__name__, "meeting_gym.core.tools", _TOOLS, depth=1)
+_old_protocol = alias_getattr(__name__, "meeting_gym.core.protocol", _PROTOCOL, depth=2)
+_old_tools = alias_getattr(__name__, "meeting_gym.core.tools", _TOOLS, depth=2)
 
 
-def __getattr__(name: str) -> Any:
+def _moved(name: str) -> Any:
     if name in _TOOLS:
         return _old_tools(name)
-    if name in _PROTOCOL:
-        return _old_protocol(name)
-    module = _NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _old_protocol(name)
+
+
+__getattr__ = lazy_getattr(globals(), _NAMES, _moved)
 
 
 def __dir__() -> list[str]:

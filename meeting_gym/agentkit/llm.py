@@ -37,7 +37,7 @@ from meeting_gym.agentkit.messages import (
     observation_messages,
     tools_for,
 )
-from meeting_gym.core.loop import AgentError, play
+from meeting_gym.core.loop import AgentError, Rollout, play
 from meeting_gym.core.protocol import ToolCallsAction, parse_action
 
 INSTALL_HINT = 'the LLM loop needs the openai client: pip install "meeting-gym[llm]"'
@@ -183,8 +183,9 @@ def create_completion(
 
 
 @dataclass
-class LLMEpisode:
-    """What one episode of :func:`run_episode` produced.
+class LLMEpisode(Rollout):
+    """What one episode of :func:`run_episode` produced: a :class:`~meeting_gym.core.loop.Rollout`
+    with the conversation and the provider's counts.
 
     ``messages`` is the whole conversation (system, user, assistant, tool, ...);
     ``info`` the env's last info (on the final step it holds the env's grading);
@@ -195,23 +196,12 @@ class LLMEpisode:
     failed.
     """
 
-    messages: list[dict[str, Any]]
-    reset_info: dict[str, Any]
-    info: dict[str, Any]
-    reward: float = 0.0
-    terminated: bool = False
-    truncated: bool = False
-    turns: int = 0
+    messages: list[dict[str, Any]] = field(default_factory=list)
     tool_calls: int = 0
     requests: int = 0
     retries: int = 0
     usage: dict[str, int] | None = None
-    error: str | None = None
     finish_reasons: list[str | None] = field(default_factory=list)
-
-    @property
-    def done(self) -> bool:
-        return self.terminated or self.truncated
 
 
 class LLMAgent:
@@ -343,17 +333,11 @@ def run_episode(
     )
     rollout = play(env, agent, seed=seed, options=options)
     return LLMEpisode(
+        **{**vars(rollout), "info": rollout.info if rollout.turns else dict(rollout.reset_info)},
         messages=agent.messages,
-        reset_info=rollout.reset_info,
-        info=rollout.info if rollout.turns else dict(rollout.reset_info),
-        reward=rollout.reward,
-        terminated=rollout.terminated,
-        truncated=rollout.truncated,
-        turns=rollout.turns,
         tool_calls=agent.tool_calls,
         requests=agent.requests,
         retries=agent.retries,
         usage=agent.usage.as_dict(),
-        error=rollout.error,
         finish_reasons=agent.finish_reasons,
     )

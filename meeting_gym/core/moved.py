@@ -1,4 +1,9 @@
-"""Deprecated aliases for public names that moved in 0.3.0 (they go in 0.4.0)."""
+"""Module ``__getattr__`` helpers (PEP 562): names loaded on first use, and moved names.
+
+:func:`lazy_getattr` lets a package hand on names from its modules without importing them
+at import time; :func:`alias_getattr` keeps a public name that moved in 0.3.0 working, with
+a ``DeprecationWarning``, until 0.4.0.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,25 @@ import importlib
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
+
+
+def lazy_getattr(
+    namespace: dict[str, Any], names: dict[str, str], fallback: Callable[[str], Any] | None = None
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that imports ``names[name]`` on first use and keeps the value
+    in the module's ``namespace`` (its ``globals()``); other names go to ``fallback``."""
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            if fallback is not None:
+                return fallback(name)
+            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
 
 
 def alias_getattr(
