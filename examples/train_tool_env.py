@@ -328,7 +328,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
     """The held-out table: each model and reference policy on the same eval items."""
     from meeting_gym.agents.evaluate import evaluate
     from meeting_gym.agents.heldout import episode_stats, model_summary, paired, row_stats
-    from meeting_gym.agents.llm import evaluate_local, replayable_row
+    from meeting_gym.agents.llm import LocalProgress, evaluate_local, replayable_row
     from meeting_gym.agents.policies import make_policy
     from meeting_gym.core.splits import load_split, make_task
 
@@ -393,6 +393,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
             system_prompt=args.prompt_text,
             seed=args.seed,
             max_turns=args.max_turns,
+            progress=LocalProgress(len(items), every_s=60.0),
         )
         with open(rows_file, "w", encoding="utf-8") as handle:
             for k, result in enumerate(results):

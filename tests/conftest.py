@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 # check_env also makes a render_mode="human" env: never open a real window in tests
@@ -12,3 +13,14 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 # pinned in test_fuzz_scenario.py).
 settings.register_profile("ci", derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Two test workers on two cores: more torch threads only fight each other."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import json
 
+from benches import tiny
+
 from meeting_gym import bench
 from meeting_gym.cli import main
 
-TINY = bench.Budget(
-    repeats=1,
-    cartpole_steps=300,
-    steps=50,
-    resets=5,
-    solves_per_difficulty=3,
-    vector_steps=5,
-    items=20,
-)
+TINY = tiny()
 
 
 def test_quick_bench_table_has_every_row_and_a_ratio_column(monkeypatch):

@@ -396,31 +396,48 @@ def evaluate_local(
     system_prompt: str | None = None,
     temperature: float = 0.0,
     seed: int = 0,
+    progress: LocalProgress | None = None,
     **runner: Any,
 ) -> list[EpisodeResult]:
     """Episodes of a model already loaded (``pair``: tokenizer, model), in batches of ``batch``.
 
     The text tool protocol, one attempt per request, greedy unless ``temperature`` > 0
     (seeded by ``seed``); a fresh client, so no cached keys of other weights serve these.
-    ``runner`` takes the runner's keywords (``rollouts``, ``max_turns``, ``env_kwargs``, ...).
+    ``progress`` (a :class:`LocalProgress`) is kept up to date with episodes, turns and
+    tokens. ``runner`` takes the runner's keywords (``rollouts``, ``max_turns``,
+    ``env_kwargs``, ...).
     """
     from meeting_gym.agentkit.local import LocalChatClient
 
-    with LocalChatClient(pair, batch_size=batch, seed=seed) as client:
-        return evaluate_llm(
-            client,
-            label,
-            items,
-            env=env,
-            tool_protocol="text",
-            temperature=temperature,
-            max_tokens=max_tokens,
-            retry=RetryPolicy(attempts=1),
-            system_prompt=system_prompt,
-            max_concurrent=batch,
-            seed=seed,
-            **runner,
-        )
+    if progress is not None:
+        given = runner.pop("on_result", None)
+
+        def on_result(*result: Any) -> None:
+            progress.episode_done()
+            if given is not None:
+                given(*result)
+
+        runner["on_result"] = on_result
+    on_progress = progress.update if progress is not None else None
+    try:
+        with LocalChatClient(pair, batch_size=batch, seed=seed, on_progress=on_progress) as client:
+            return evaluate_llm(
+                client,
+                label,
+                items,
+                env=env,
+                tool_protocol="text",
+                temperature=temperature,
+                max_tokens=max_tokens,
+                retry=RetryPolicy(attempts=1),
+                system_prompt=system_prompt,
+                max_concurrent=batch,
+                seed=seed,
+                **runner,
+            )
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def llm_summary(results: Sequence[EpisodeResult]) -> dict[str, Any]:

@@ -78,6 +78,26 @@ def test_a_text_env_loads_no_agent_client_or_adapter() -> None:
     assert not wrong, wrong
 
 
+OPTIONAL = """
+import sys, gymnasium, meeting_gym, meeting_gym.cli, meeting_gym.agents.evaluate
+from meeting_gym.core.registry import load_object
+import meeting_gym.envs.meeting_slot.agents, meeting_gym.envs.timetable_planner.agents
+for env_id in meeting_gym.ENV_IDS:
+    for mode in load_object(gymnasium.spec(env_id).entry_point).modes:
+        gymnasium.make(env_id, mode=mode, render_mode="ansi").reset(seed=0)
+optional = {"torch", "stable_baselines3", "sb3_contrib", "ortools", "PIL", "openai",
+            "transformers", "ray", "trl", "verifiers", "matplotlib", "uvicorn"}
+print(sorted(optional & {m.split(".")[0] for m in sys.modules}))
+"""
+
+
+def test_the_package_the_cli_and_every_env_load_no_optional_dependency():
+    done = subprocess.run(
+        [sys.executable, "-c", OPTIONAL], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize(
     ("old", "name", "new"),
     [

@@ -48,7 +48,9 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert not (out / "sft_model").exists()
     episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert len(episodes) == 4 and all(e["reward"] == 1.2 for e in episodes)
-    run("--out", str(out), "--phases", "sft,eval")
+    evaluated = run("--out", str(out), "--phases", "sft,eval")
+    # the held-out episodes say how far they are (a status line, written to a log file)
+    assert "local model: 3/3 episodes" in evaluated.stderr, evaluated.stderr[-2000:]
     log = json.loads((out / "sft" / "sft_log.json").read_text())
     assert [e["step"] for e in log] == [1, 2]  # step 1 from the first run, step 2 resumed
     assert (out / "sft_model" / "config.json").is_file()

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
+from benches import tiny
+
 from meeting_gym import bench
 
-TINY = bench.Budget(
-    repeats=1,
-    cartpole_steps=300,
-    steps=50,
-    resets=5,
-    solves_per_difficulty=3,
-    vector_steps=5,
-    items=50,
-)
+TINY = tiny(items=50)
 
 
 def test_the_plan_has_the_issue_targets(monkeypatch):

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-import gymnasium as gym
 import pytest
 
 import meeting_gym
@@ -15,41 +11,7 @@ MEETING_SLOT_IDS = [i for i in meeting_gym.ENV_IDS if i.startswith("MeetingSlot"
 sb3_contrib = pytest.importorskip("sb3_contrib")
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Two test workers on two cores: more torch threads only fight each other."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def test_import_does_not_pull_torch_or_sb3():
-    code = (
-        "import sys, meeting_gym, meeting_gym.envs.meeting_slot.env, "
-        "meeting_gym.envs.meeting_slot.agents, meeting_gym.cli; "
-        "print(any(m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') "
-        "for m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-
-
-@pytest.mark.parametrize("env_id", MEETING_SLOT_IDS)
-def test_multi_input_policy_runs_as_is(env_id):
-    model = sb3_contrib.MaskablePPO(
-        "MultiInputPolicy",
-        gym.make(env_id),
-        n_steps=256,
-        batch_size=64,
-        n_epochs=1,
-        seed=0,
-        device="cpu",
-    )
-    model.learn(512)
-    assert model.num_timesteps >= 512
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_pointer_policy_trains_saves_and_evaluates(tmp_path, capsys):

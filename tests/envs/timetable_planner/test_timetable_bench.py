@@ -11,21 +11,15 @@ from __future__ import annotations
 
 import random
 
+from benches import tiny
+
 from meeting_gym import bench
 from meeting_gym.envs.timetable_planner import bench as tt_bench
 from meeting_gym.envs.timetable_planner.generator import SIZES, generate
 from meeting_gym.envs.timetable_planner.problem import problem_of
 
 ENV = "TimetablePlanner-v0"
-TINY = bench.Budget(
-    repeats=1,
-    cartpole_steps=300,
-    steps=60,
-    resets=3,
-    solves_per_difficulty=2,
-    vector_steps=5,
-    items=10,
-)
+TINY = tiny(steps=60, resets=3, solves_per_difficulty=2, items=10)
 
 
 def test_the_plan_has_the_issue_targets(monkeypatch):

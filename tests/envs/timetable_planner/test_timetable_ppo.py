@@ -22,12 +22,7 @@ th = pytest.importorskip("torch")
 ENV = "TimetablePlanner-v0"
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    before = th.get_num_threads()
-    th.set_num_threads(1)
-    yield
-    th.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _model(env, **kwargs):
@@ -95,20 +90,6 @@ def test_a_fresh_spot_policy_is_the_masked_random_policy():
     dist = model.policy.get_distribution(tensors, action_masks=mask[None])
     probs = dist.distribution.probs[0].detach().numpy()
     assert np.allclose(probs[mask], 1 / mask.sum()) and probs[~mask].max() == 0
-
-
-def test_multi_input_policy_runs_as_is():
-    model = sb3_contrib.MaskablePPO(
-        "MultiInputPolicy",
-        gym.make(ENV),
-        n_steps=128,
-        batch_size=64,
-        n_epochs=1,
-        seed=0,
-        device="cpu",
-    )
-    model.learn(256)
-    assert model.num_timesteps >= 256
 
 
 def test_spot_policy_trains_saves_and_evaluates_through_the_cli(tmp_path, capsys):
