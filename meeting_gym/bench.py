@@ -25,6 +25,7 @@ one-answer episodes, and item generation with gold. A row is a :class:`Measure`:
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -82,6 +83,19 @@ class Budget:
     solves_per_difficulty: int
     vector_steps: int
     items: int = 2000
+
+
+def masked_chooser(seed: int) -> Callable[[Any], int]:
+    """Uniform over the legal actions of ``info["action_mask"]`` (its own seeded generator)."""
+    import numpy as np
+
+    rng = random.Random(seed)
+
+    def choose(info: Any) -> int:
+        legal = np.flatnonzero(info["action_mask"])
+        return int(legal[int(rng.random() * len(legal))])
+
+    return choose
 
 
 FULL = Budget(

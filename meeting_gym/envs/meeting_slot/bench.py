@@ -34,6 +34,7 @@ from meeting_gym.bench import (
     Measure,
     clock,
     make_env,
+    masked_chooser,
     reset_times,
     rollout_rate,
     step_rate,
@@ -90,21 +91,8 @@ def text_chooser(seed: int) -> Callable[[Any], str]:
     return choose
 
 
-def discrete_chooser(seed: int) -> Callable[[Any], int]:
-    """Uniform over the legal actions of ``info["action_mask"]``."""
-    import numpy as np
-
-    rng = random.Random(seed)
-
-    def choose(info: Any) -> int:
-        legal = np.flatnonzero(info["action_mask"])
-        return int(legal[int(rng.random() * len(legal))])
-
-    return choose
-
-
 def chooser(mode: str, seed: int) -> Callable[[Any], Any]:
-    return discrete_chooser(seed) if mode == "discrete" else text_chooser(seed)
+    return masked_chooser(seed) if mode == "discrete" else text_chooser(seed)
 
 
 def solve_times(scenarios: Sequence[Any]) -> list[float]:

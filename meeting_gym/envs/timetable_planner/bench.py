@@ -25,13 +25,20 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
 
-from meeting_gym.bench import Budget, Measure, make_env, reset_times, rollout_rate, step_rate
+from meeting_gym.bench import (
+    Budget,
+    Measure,
+    make_env,
+    masked_chooser,
+    reset_times,
+    rollout_rate,
+    step_rate,
+)
 from meeting_gym.envs.timetable_planner.actions import Action
 from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
 from meeting_gym.envs.timetable_planner.generator import SIZES, Sizes, generate
@@ -46,17 +53,6 @@ SCALE = 4
 SUBLINEAR = float(SCALE)
 """The time per step at SCALE x the sessions must stay below SCALE x the time at 1x."""
 BIG_BUDGET = 100_000
-
-
-def masked_chooser(seed: int) -> Callable[[Any], int]:
-    """Uniform over the legal actions of ``info["action_mask"]``."""
-    rng = random.Random(seed)
-
-    def choose(info: Any) -> int:
-        legal = np.flatnonzero(info["action_mask"])
-        return int(legal[int(rng.random() * len(legal))])
-
-    return choose
 
 
 def scaled_scenario(
