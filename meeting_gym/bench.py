@@ -98,6 +98,21 @@ def masked_chooser(seed: int) -> Callable[[Any], int]:
     return choose
 
 
+def render_rate(env: Any, frames: int, choose: Callable[[Any], Any], seed: int) -> float:
+    """rgb_array frames per second, counting only the time inside ``env.render()``; between
+    frames the episode goes on with ``choose(info)`` (and resets when it ends)."""
+    _, info = env.reset(seed=seed)
+    inside = 0.0
+    for _ in range(frames):
+        start = time.perf_counter()
+        env.render()
+        inside += time.perf_counter() - start
+        _, _, terminated, truncated, info = env.step(choose(info))
+        if terminated or truncated:
+            _, info = env.reset()
+    return frames / inside
+
+
 FULL = Budget(
     repeats=7,
     cartpole_steps=20_000,

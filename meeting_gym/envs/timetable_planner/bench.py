@@ -35,6 +35,7 @@ from meeting_gym.bench import (
     Measure,
     make_env,
     masked_chooser,
+    render_rate,
     reset_times,
     rollout_rate,
     step_rate,
@@ -152,20 +153,6 @@ def engine_rate(problem: Problem, steps: int, seed: int) -> float:
     return steps / (clock() - begin)
 
 
-def render_rate(env: Any, frames: int, seed: int) -> float:
-    choose = masked_chooser(seed)
-    _, info = env.reset(seed=seed)
-    inside = 0.0
-    for _ in range(frames):
-        start = time.perf_counter()
-        env.render()
-        inside += time.perf_counter() - start
-        _, _, terminated, truncated, info = env.step(choose(info))
-        if terminated or truncated:
-            _, info = env.reset()
-    return frames / inside
-
-
 def plan(env_id: str, budget: Budget) -> list[Measure]:
     """TimetablePlanner's rows, in the order of the README's table."""
     expert = make_env(env_id, difficulty="expert")
@@ -258,7 +245,8 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
     def frames(r: int) -> float | None:
         if render_env is None:
             return None
-        return render_rate(render_env, max(budget.steps // 20, 5), r)
+        frames = max(budget.steps // 20, 5)
+        return render_rate(render_env, frames, masked_chooser(r), r)
 
     rows.append(Measure("render", "rgb_array frame (render per step)", frames, unit="frames/s"))
     return rows
