@@ -32,7 +32,8 @@ from dataclasses import asdict, dataclass
 from statistics import median
 from typing import Any
 
-DEFAULT_ENV = "MeetingSlot-v0"
+from meeting_gym.core.registry import DEFAULT_ENV
+
 MISSING = "n/a (not available)"
 
 

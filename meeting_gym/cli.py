@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from meeting_gym import __version__
+from meeting_gym.agents.policies import policy_names
 from meeting_gym.core.registry import ENVS, task_class
 from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, SPLITS, split_names
 
@@ -96,7 +97,7 @@ def _modes(env_id: str) -> tuple[str, ...]:
 
 
 def _policy_names(env_id: str) -> str:
-    names = list(task_class(env_id).policies)
+    names = list(policy_names(env_id))
     if "discrete" in _modes(env_id):  # a saved MaskablePPO acts through the discrete mode
         names.append("ppo:PATH")
     return ", ".join([*names, "openai", "local"])

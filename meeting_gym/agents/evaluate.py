@@ -21,11 +21,10 @@ import gymnasium as gym
 
 from meeting_gym.agents.policies import TextPolicyAgent
 from meeting_gym.core.loop import Rollout, play
-from meeting_gym.core.registry import load_object, task_class
+from meeting_gym.core.registry import DEFAULT_ENV, load_object, task_class
 from meeting_gym.core.rubric import Rubric
 
 T = TypeVar("T")
-DEFAULT_ENV = "MeetingSlot-v0"
 
 
 @dataclass

@@ -25,7 +25,6 @@ class Episode:
         self.truth = task.truth(item) if truth is None else truth
         self.item_id = task.item_id(item)
         self.calls: list[tuple[str, Any, str]] = []
-        self.answer_text: str | None = None
         self.answer: str | None = None
         self.grade: Any = None
         self._paid = False
@@ -68,7 +67,6 @@ class Episode:
 
     def submit(self, text: str) -> Any:
         """Grade a final message and end the episode; ``answer`` keeps what was read from it."""
-        self.answer_text = text
         self.grade, self.answer = self.task.grade(self.item, self.truth, text)
         return self.grade
 

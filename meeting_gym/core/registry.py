@@ -18,6 +18,8 @@ from gymnasium.envs.registration import register, registry
 from meeting_gym.core.task import Task
 
 TEXT_ENV = "meeting_gym.core.text_env:TextEnv"
+DEFAULT_ENV = "MeetingSlot-v0"
+"""The env a function or command uses when none is named: the flagship."""
 
 
 @dataclass(frozen=True)

@@ -88,16 +88,12 @@ class Rubric:
             raise ValueError(f"unknown rubric term(s) {sorted(unknown)}; terms are {self.names}")
         return {name: float(scores.get(name, 0.0)) for name in self.names}
 
-    def score(self, **scores: float) -> float:
-        """The weighted sum of ``scores`` (missing terms count 0), rounded to 10 places.
-
-        Rounding keeps 0.2 + 0.2 * 0.5 equal to 0.3, so documented rewards compare exactly.
-        """
-        values = self._values(scores)
-        return round(sum(t.weight * values[t.name] for t in self.terms), 10)
-
     def grade(self, **scores: float) -> Grade:
-        """A grade whose reward is the weighted sum of the terms."""
+        """A grade whose reward is the weighted sum of the terms (missing terms count 0).
+
+        The sum is rounded to 10 places, so 0.2 + 0.2 * 0.5 equals 0.3 and documented
+        rewards compare exactly.
+        """
         values = self._values(scores)
         reward = round(sum(t.weight * values[t.name] for t in self.terms), 10)
         return Grade(tuple(values.items()), reward)

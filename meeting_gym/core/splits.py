@@ -41,13 +41,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from meeting_gym.core.registry import make_task
+from meeting_gym.core.registry import DEFAULT_ENV, make_task
 from meeting_gym.core.task import Task
 
 SPLITS = ("train", "eval", "curated")
 DEFAULT_SEED = 42
 DEFAULT_SIZES = {"train": 500, "eval": 100}
-DEFAULT_ENV = "MeetingSlot-v0"
 HELD_OUT_BUCKETS = 16
 """Items whose id hashes below this (of 256) are held out for ``eval``: 1 in 16."""
 MAX_ATTEMPTS = 4096

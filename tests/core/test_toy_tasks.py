@@ -39,9 +39,9 @@ def test_rubric_weights_and_names():
 
 def test_a_reward_that_is_not_the_weighted_sum_keeps_every_term():
     rubric = Rubric(*(Term(name, 1 / 7) for name in NAMES))
-    before = rubric.score(**dict.fromkeys(NAMES, 0.5))
+    before = rubric.grade(**dict.fromkeys(NAMES, 0.5)).reward
     after_scores = {**dict.fromkeys(NAMES, 0.5), "coverage": 1.0}
-    delta = rubric.score(**after_scores) - before  # a dense, per-step reward
+    delta = rubric.grade(**after_scores).reward - before  # a dense, per-step reward
     grade = rubric.grade_with_reward(delta, **after_scores)
     assert grade.reward == pytest.approx(0.5 / 7)
     assert list(grade.terms) == list(NAMES) and grade["coverage"] == 1.0

@@ -56,7 +56,6 @@ class DiscreteInterface:
         self.encoder: Encoder | None = None
         self.last_result: str | None = None
         self.last_action: str | None = None
-        self.answer_cell: int | None = None
         self.turns = 0
         self._mask = np.zeros(self.table.n, dtype=np.int8)
         self._allowed = np.zeros(self.table.n, dtype=np.int8)
@@ -70,7 +69,6 @@ class DiscreteInterface:
         self.encoder = Encoder(self.encoding, self.revealed, self.max_turns)
         self.turns = 0
         self.last_result = self.last_action = None
-        self.answer_cell = None
         self._calls: dict[int, tuple[str, Any, str]] = {}
         allowed = self._allowed
         allowed[:] = 0
@@ -108,7 +106,6 @@ class DiscreteInterface:
             if kind == "answer":
                 episode.submit(payload)
                 self.last_result = None
-                self.answer_cell = index - table.answer_offset
                 terminated = True
             else:
                 name, arguments = payload

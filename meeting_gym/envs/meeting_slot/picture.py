@@ -28,12 +28,14 @@ import json
 import math
 import os
 from dataclasses import dataclass, replace
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
 
+from meeting_gym.core.pillow import INSTALL_HINT, require_pillow
+from meeting_gym.core.pillow import font as _font
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
 from meeting_gym.envs.meeting_slot.domain.solver import free_intervals
 from meeting_gym.envs.meeting_slot.domain.timeutil import (
@@ -45,13 +47,12 @@ from meeting_gym.envs.meeting_slot.domain.timeutil import (
 from meeting_gym.envs.meeting_slot.rubric import NONE, RUBRIC, parse_answer
 
 if TYPE_CHECKING:
-    from PIL import Image, ImageFont
+    from PIL import Image
 
     from meeting_gym.core.episode import Episode
     from meeting_gym.envs.meeting_slot.domain.scenario import Attendee
     from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 
-INSTALL_HINT = 'pip install "meeting-gym[render]"'
 
 # ----------------------------------------------------------------------------- look
 
@@ -247,19 +248,7 @@ def _short_result(text: str) -> str:
 
 
 def _require_pillow() -> Any:
-    try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError as error:
-        raise DependencyNotInstalled(
-            f"Pillow is not installed; rgb_array and human rendering need it: {INSTALL_HINT}"
-        ) from error
-    return Image, ImageDraw, ImageFont
-
-
-@cache
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """Pillow's bundled scalable font (no system fonts)."""
-    return _require_pillow()[2].load_default(size=size)
+    return require_pillow("rgb_array and human rendering need it")
 
 
 @lru_cache(maxsize=1024)

@@ -13,16 +13,14 @@ Pillow is optional (``pip install "meeting-gym[render]"``) and imported only whe
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
-from gymnasium.error import DependencyNotInstalled
 
+from meeting_gym.core.pillow import font as _font
+from meeting_gym.core.pillow import require_pillow
 from meeting_gym.envs.timetable_planner.discrete import Bounds
 from meeting_gym.envs.timetable_planner.render import Status
-
-INSTALL_HINT = 'pip install "meeting-gym[render]"'
 
 WHITE = (255, 255, 255)
 INK = (28, 31, 36)
@@ -44,22 +42,6 @@ HEADER = 58
 FOOTER = 96
 
 
-def _require_pillow() -> Any:
-    try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError as error:
-        raise DependencyNotInstalled(
-            f"Pillow is not installed; rgb_array rendering needs it: {INSTALL_HINT}"
-        ) from error
-    return Image, ImageDraw, ImageFont
-
-
-@cache
-def _font(size: int) -> Any:
-    """Pillow's bundled scalable font (no system fonts)."""
-    return _require_pillow()[2].load_default(size=size)
-
-
 def frame_size(bounds: Bounds) -> tuple[int, int]:
     """(width, height) of every frame of an env with these bounds."""
     width = 2 * MARGIN + SLOT_LABEL + bounds.days * CELL_W
@@ -79,12 +61,12 @@ class Painter:
     """Draws :class:`~.render.Status` frames of a constant size."""
 
     def __init__(self, bounds: Bounds) -> None:
-        _require_pillow()
+        require_pillow()
         self.bounds = bounds
         self.size = frame_size(bounds)
 
     def frame(self, status: Status) -> np.ndarray:
-        image_cls, draw_cls, _ = _require_pillow()
+        image_cls, draw_cls, _ = require_pillow()
         image = image_cls.new("RGB", self.size, WHITE)
         draw = draw_cls.Draw(image)
         width = self.size[0]
