@@ -100,6 +100,8 @@ class CronScheduleTask(Task[CronItem, Truth]):
         ),
     )
     bench = "meeting_gym.envs.cron_schedule.bench:plan"
+    fixed_kind: ClassVar[str | None] = None
+    """A subclass that plays one task kind only (no ``task`` setting) names it here."""
 
     def __init__(
         self,
@@ -108,7 +110,7 @@ class CronScheduleTask(Task[CronItem, Truth]):
         num_times: int | None = None,
     ) -> None:
         super().__init__(difficulty)
-        self.kind = self.check_setting("task", task) or "mixed"
+        self.kind = self.fixed_kind or self.check_setting("task", task) or "mixed"
         if num_times is not None and (
             isinstance(num_times, bool)
             or not isinstance(num_times, int)
@@ -222,10 +224,10 @@ class CronScheduleToolsTask(CronScheduleTask):
     answer_tag = "cron"
     max_turns = 10
     settings = ()
+    fixed_kind: ClassVar[str | None] = "write"
 
     def __init__(self, difficulty: str | int | None = None) -> None:
-        Task.__init__(self, difficulty)  # write tasks only, no settings to check
-        self.kind, self.num_times = "write", None
+        super().__init__(difficulty)
 
     def config(self) -> dict[str, Any]:
         return {"difficulty": self.difficulty}
