@@ -1,4 +1,4 @@
-"""Memory over many episodes, as ``scripts/memory_check.py`` measures it (run as a user runs it).
+"""Memory over many episodes, as ``benchmarks/memory_check.py`` measures it (run as a user runs it).
 
 Slow: ``python -m pytest -m slow tests/integration/test_memory.py``.
 """
@@ -12,7 +12,7 @@ import sys
 import pytest
 from paths import ROOT
 
-SCRIPT = ROOT / "scripts" / "memory_check.py"
+SCRIPT = ROOT / "benchmarks" / "memory_check.py"
 
 
 def memory_check(*args: str, timeout: int) -> tuple[int, dict]:

@@ -28,9 +28,9 @@ how it is checked (nothing: it is run):
   run them there.
 
 ``python`` blocks run in a fresh interpreter, ``bash`` blocks under ``bash -euo pipefail``,
-both in a scratch folder that links the checkout's ``meeting_gym``, ``examples``, ``tests``
-and ``scripts`` (so relative paths work and nothing is written into the checkout). Blocks
-that write files write them under ``runs/`` (ignored by git).
+both in a scratch folder that links the checkout's ``meeting_gym``, ``examples``, ``tests``,
+``scripts`` and ``benchmarks`` (so relative paths work and nothing is written into the
+checkout). Blocks that write files write them under ``runs/`` (ignored by git).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _params(tags: tuple[str | None, ...]) -> list:
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    for name in ("meeting_gym", "examples", "tests", "scripts"):
+    for name in ("meeting_gym", "examples", "tests", "scripts", "benchmarks"):
         (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
     (tmp_path / "docs").mkdir()
     return tmp_path

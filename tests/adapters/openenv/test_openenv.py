@@ -371,7 +371,7 @@ def test_the_load_script_plays_every_session_to_the_in_process_episode():
     import sys
 
     root = ROOT
-    script = str(root / "scripts" / "openenv_load.py")
+    script = str(root / "benchmarks" / "openenv_load.py")
     command = [sys.executable, script, "--sessions", "3", "--episodes", "2", "--hostile", "0"]
     done = subprocess.run(
         [*command, "--json"],

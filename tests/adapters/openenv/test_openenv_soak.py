@@ -1,6 +1,6 @@
 """The soak (issues 18 and 26): 64 well-behaved sessions with hostile clients mixed in, on loopback.
 
-It runs ``scripts/openenv_load.py`` for a bounded time (two phases of SECONDS each: without,
+It runs ``benchmarks/openenv_load.py`` for a bounded time (two phases of SECONDS each: without,
 then with the hostile clients) against a ``meeting-gym serve`` subprocess on 127.0.0.1,
 stopped at the end. Every well-behaved episode must replay step for step as in process,
 and the server's RSS must stay within RSS_BOUND_MB (docs/guides/serving.md); ``/health``
@@ -29,7 +29,7 @@ RSS_BOUND_MB = 600
 
 
 def test_soak_well_behaved_sessions_replay_exactly_and_rss_stays_bounded():
-    command = [sys.executable, str(ROOT / "scripts" / "openenv_load.py"), "--json"]
+    command = [sys.executable, str(ROOT / "benchmarks" / "openenv_load.py"), "--json"]
     command += ["--sessions", str(SESSIONS), "--hostile", str(HOSTILE)]
     command += ["--seconds", str(SECONDS)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT)

@@ -1,8 +1,8 @@
 """Run issue 26's four attacks on a ``meeting-gym serve`` on loopback, one at a time, and print
 what the well-behaved clients and the server went through.
 
-    python scripts/openenv_attacks.py                    # all four, MeetingSlot-v0
-    python scripts/openenv_attacks.py --attack burst --json
+    python benchmarks/openenv_attacks.py                    # all four, MeetingSlot-v0
+    python benchmarks/openenv_attacks.py --attack burst --json
 
 Each attack gets a fresh server (a subprocess on a free 127.0.0.1 port), stopped with
 SIGINT at its end; each lasts at most ``--seconds`` and stops by itself:

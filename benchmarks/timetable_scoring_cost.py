@@ -9,7 +9,7 @@ oracle; it is not tuned, so the ratio overstates what a tuned from-scratch score
 lose, but any from-scratch scorer is at least linear in the placements). Prints
 microseconds per step and the ratio.
 
-    python scripts/timetable_scoring_cost.py [--steps 2000] [--scales 1 4 16 64]
+    python benchmarks/timetable_scoring_cost.py [--steps 2000] [--scales 1 4 16 64]
 """
 
 from __future__ import annotations

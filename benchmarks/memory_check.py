@@ -1,7 +1,7 @@
 """Run many MeetingSlot-v0 episodes in one process and report how much memory grows.
 
-    PYTHONPATH=. python scripts/memory_check.py                  # 100,000 text episodes
-    PYTHONPATH=. python scripts/memory_check.py --episodes 20000 --mode discrete
+    PYTHONPATH=. python benchmarks/memory_check.py                  # 100,000 text episodes
+    PYTHONPATH=. python benchmarks/memory_check.py --episodes 20000 --mode discrete
 
 Each episode resets to a freshly generated scenario and plays a seeded random agent
 (tool calls, then an answer with probability 1/4 per turn). Resident memory (RSS) is

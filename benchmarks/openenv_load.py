@@ -1,9 +1,9 @@
 """Load-test the OpenEnv server on loopback, without and then with hostile clients, in one run.
 
-    python scripts/openenv_load.py                          # 64 sessions, 60 s per phase
-    python scripts/openenv_load.py --sessions 8 --seconds 10 --env CalendarMath-v0
-    python scripts/openenv_load.py --hostile 0              # well-behaved sessions only
-    python scripts/openenv_load.py --sessions 64 --episodes 20   # a count, not a time
+    python benchmarks/openenv_load.py                          # 64 sessions, 60 s per phase
+    python benchmarks/openenv_load.py --sessions 8 --seconds 10 --env CalendarMath-v0
+    python benchmarks/openenv_load.py --hostile 0              # well-behaved sessions only
+    python benchmarks/openenv_load.py --sessions 64 --episodes 20   # a count, not a time
 
 Starts ``meeting-gym serve`` as a subprocess on a free 127.0.0.1 port and runs two phases
 against it, each ``--seconds`` long:
@@ -450,7 +450,7 @@ def main() -> int:
     quiet, *rest = result["runs"]
     if rest and quiet["p99_step_ms"] and rest[0]["p99_step_ms"]:
         result["p99_ratio"] = round(rest[0]["p99_step_ms"] / quiet["p99_step_ms"], 2)
-    result["command"] = " ".join(["python", "scripts/openenv_load.py", *sys.argv[1:]])
+    result["command"] = " ".join(["python", "benchmarks/openenv_load.py", *sys.argv[1:]])
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -1,7 +1,7 @@
 """Measure how long ``import meeting_gym`` takes in a fresh interpreter, and what it loads.
 
-    python scripts/import_time.py                    # this checkout
-    python scripts/import_time.py --against 3c785d6  # and an older commit, side by side
+    python benchmarks/import_time.py                    # this checkout
+    python benchmarks/import_time.py --against 3c785d6  # and an older commit, side by side
 
 Each probe is a new interpreter that imports ``gymnasium`` (the floor: registration needs
 it) and then ``meeting_gym``, run from outside any checkout so that only ``PYTHONPATH``

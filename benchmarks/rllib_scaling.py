@@ -1,6 +1,6 @@
 """Measure RLlib's sampling throughput on MeetingSlot-v0 with 0, 1, 2... env runners.
 
-    python scripts/rllib_scaling.py --runners 0 1 2
+    python benchmarks/rllib_scaling.py --runners 0 1 2
 
 For each runner count: the time to build PPO (Ray actors included), env steps per second
 of sampling alone (every runner sampling at once: ``--sample-steps`` in all), and of
