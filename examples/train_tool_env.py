@@ -366,37 +366,37 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
     for label in args.model_list:
         began = time.perf_counter()
         rows_file = out / f"eval_{label}.jsonl"
+        folder = out / f"{label}_model"
         logged = (
             [json.loads(x) for x in rows_file.read_text().splitlines()]
             if rows_file.is_file()
             else []
         )
-        folder = out / f"{label}_model"
-        newer = rows_file.is_file() and (
+        # rows written for these weights (not an older model's) and these items, in order
+        fresh = rows_file.is_file() and (
             not folder.is_dir() or rows_file.stat().st_mtime > folder.stat().st_mtime
         )
-        if newer and [r.get("options") for r in logged] == options:  # evaluated: read it back
-            for k, row in enumerate(logged):
-                check_replay(label, k, row)
-            stats[label] = [row_stats(row, terms) for row in logged]
+        if not fresh or [r.get("options") for r in logged] != options[: len(logged)]:
+            logged = []
+        for k, row in enumerate(logged):
+            check_replay(label, k, row)
+        start = len(logged)
+        stats[label] = [row_stats(row, terms) for row in logged]
+        if start == len(items):  # evaluated: read it back
             print(f"eval {label}: read back from {rows_file.name}", file=sys.stderr, flush=True)
             continue
+        if start:
+            print(f"eval {label}: resuming after {start} rows", file=sys.stderr, flush=True)
         tokenizer, model = load(args.model if label == "base" else str(folder))
         model.eval()
-        results = evaluate_local(
-            (tokenizer, model),
-            label,
-            items,
-            env=args.env,
-            batch=args.eval_batch,
-            max_tokens=args.max_tokens,
-            system_prompt=args.prompt_text,
-            seed=args.seed,
-            max_turns=args.max_turns,
-            progress=LocalProgress(len(items), every_s=60.0),
-        )
-        with open(rows_file, "w", encoding="utf-8") as handle:
-            for k, result in enumerate(results):
+        with open(rows_file, "a" if start else "w", encoding="utf-8") as handle:
+            written = [start]
+
+            def write(
+                result: Any, handle: Any = handle, written: list[int] = written, label: str = label
+            ) -> None:
+                # each row as its episode ends (in order), so a stopped run resumes from it
+                k = written[0]
                 row = replayable_row(
                     result,
                     env=args.env,
@@ -407,7 +407,23 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
                 )
                 check_replay(label, k, row)
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        stats[label] = [episode_stats(r) for r in results]
+                handle.flush()
+                written[0] += 1
+
+            results = evaluate_local(
+                (tokenizer, model),
+                label,
+                items[start:],
+                env=args.env,
+                batch=args.eval_batch,
+                max_tokens=args.max_tokens,
+                system_prompt=args.prompt_text,
+                seed=args.seed + start,  # episode k is reset with seed + k, as if unbroken
+                max_turns=args.max_turns,
+                on_result=write,
+                progress=LocalProgress(len(items) - start, every_s=60.0),
+            )
+        stats[label] += [episode_stats(r) for r in results]
         timings[f"eval {label}"] = round(time.perf_counter() - began, 1)
         print(f"eval {label}: {timings[f'eval {label}']:.0f} s", file=sys.stderr, flush=True)
     summary = {name: model_summary(rows, terms) for name, rows in stats.items()}

@@ -62,6 +62,14 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert len(rows) == 3
     for row in rows:
         assert replay_row(row).breakdown() == row["breakdown"]
+    # a stopped evaluation resumes after its written rows, with the seeds of an unbroken run
+    rows_file = out / "eval_sft.jsonl"
+    rows_file.write_text(rows_file.read_text().splitlines()[0] + "\n")
+    resumed = run("--out", str(out), "--phases", "eval")
+    assert "eval sft: resuming after 1 rows" in resumed.stderr, resumed.stderr[-2000:]
+    assert [json.loads(line) for line in rows_file.read_text().splitlines()] == rows
+    again = run("--out", str(out), "--phases", "eval")
+    assert "eval sft: read back from eval_sft.jsonl" in again.stderr
     assert (out / "curve.png").is_file() and (out / "curve.csv").is_file()
     times = json.loads((out / "times.json").read_text())
     assert set(times) == {"export", "sft", "eval"}
