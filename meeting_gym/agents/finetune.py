@@ -27,10 +27,9 @@ from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any
 
-from meeting_gym.envs.meeting_slot.prompts import SHORT_SYSTEM_PROMPT as MEETING_SLOT_SHORT
+from meeting_gym.core.registry import ENVS, task_class
 
 __all__ = [
-    "SHORT_PROMPTS",
     "first_call_rows",
     "mean_interval",
     "paired_interval",
@@ -40,17 +39,17 @@ __all__ = [
     "with_answer",
 ]
 
-SHORT_PROMPTS = {
-    "CalendarMath-v0": (
-        "Answer the calendar question. Reply with the answer alone inside <answer></answer> tags."
-    ),
-    "CronSchedule-v0": (
-        "You read and write standard cron schedules. Reply with the expression inside "
-        "<cron></cron> tags, or with the run times, one per line, inside <times></times> tags."
-    ),
-    "MeetingSlot-v0": MEETING_SLOT_SHORT,
-}
-"""Short system prompts, per env, that state the answer format of the env's own prompt."""
+
+def __getattr__(name: str) -> Any:
+    # SHORT_PROMPTS: each task's ``short_system_prompt`` by env id (built when asked for,
+    # so that this module imports no env)
+    if name != "SHORT_PROMPTS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return {
+        env_id: task_class(env_id).short_system_prompt
+        for env_id in ENVS
+        if task_class(env_id).short_system_prompt is not None
+    }
 
 
 def system_prompt_for(env_id: str, choice: str) -> str | None:
@@ -61,11 +60,12 @@ def system_prompt_for(env_id: str, choice: str) -> str | None:
     if choice == "env":
         return None
     if choice == "short":
-        if env_id not in SHORT_PROMPTS:
+        short = task_class(env_id).short_system_prompt
+        if short is None:
             raise ValueError(
                 f"no short system prompt for {env_id}; use --system-prompt env or give one"
             )
-        return SHORT_PROMPTS[env_id]
+        return short
     if not choice.strip():
         raise ValueError("the system prompt is empty")
     return choice

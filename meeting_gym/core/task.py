@@ -61,6 +61,8 @@ class Task(Generic[Item, Truth]):
     * ``toolset``: the tools of a multi-turn task, or None for a single-turn task (every
       reply is the final answer);
     * ``answer_tag``: the tag that marks a final answer in a multi-turn action;
+    * ``short_system_prompt``: the same rules in far fewer tokens, for small models
+      (``--system-prompt short``), or None; the rubric that grades is the same either way;
     * ``answers``: whether an episode ends with such an answer (False when one of the
       tools ends it instead, as TimetablePlanner's ``submit_timetable``): adapters offer
       an ``answer`` action only when it is True;
@@ -103,6 +105,7 @@ class Task(Generic[Item, Truth]):
     max_reward: ClassVar[float]
     toolset: ClassVar[ToolSet | None] = None
     answer_tag: ClassVar[str] = "answer"
+    short_system_prompt: ClassVar[str | None] = None
     answers: ClassVar[bool] = True
     action_fields: ClassVar[tuple[str, ...]] = ()
     max_turns: ClassVar[int] = 40

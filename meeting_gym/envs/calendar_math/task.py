@@ -140,6 +140,10 @@ class CalendarMathTask(Task[Item, str]):
     def system_prompt(self) -> str:
         return SYSTEM_PROMPT
 
+    short_system_prompt = (
+        "Answer the calendar question. Reply with the answer alone inside <answer></answer> tags."
+    )
+
     def reset_info(self, item: Item) -> dict[str, Any]:
         return {"task_type": item.task_type, "inputs": dict(item.inputs)}
 

@@ -185,6 +185,11 @@ class CronScheduleTask(Task[CronItem, Truth]):
     def system_prompt(self) -> str:
         return SYSTEM_PROMPT
 
+    short_system_prompt: ClassVar[str | None] = (
+        "You read and write standard cron schedules. Reply with the expression inside "
+        "<cron></cron> tags, or with the run times, one per line, inside <times></times> tags."
+    )
+
     def reset_info(self, item: CronItem) -> dict[str, Any]:
         info: dict[str, Any] = {
             "kind": item.kind,
@@ -225,6 +230,7 @@ class CronScheduleToolsTask(CronScheduleTask):
     max_turns = 10
     settings = ()
     fixed_kind: ClassVar[str | None] = "write"
+    short_system_prompt: ClassVar[str | None] = None  # the tool's use is the prompt's point
 
     def __init__(self, difficulty: str | int | None = None) -> None:
         super().__init__(difficulty)

@@ -23,7 +23,7 @@ from meeting_gym.envs.meeting_slot.domain.generator import (
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import Solution, solve
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
-from meeting_gym.envs.meeting_slot.prompts import SYSTEM_PROMPT, question
+from meeting_gym.envs.meeting_slot.prompts import SHORT_SYSTEM_PROMPT, SYSTEM_PROMPT, question
 from meeting_gym.envs.meeting_slot.rubric import NONE, RUBRIC, grade_content
 from meeting_gym.envs.meeting_slot.tools import TOOLSET
 
@@ -104,6 +104,8 @@ class MeetingSlotTask(Task[Scenario, Solution]):
 
     def system_prompt(self) -> str:
         return SYSTEM_PROMPT
+
+    short_system_prompt = SHORT_SYSTEM_PROMPT
 
     def reset_info(self, item: Scenario) -> dict[str, Any]:
         return {
