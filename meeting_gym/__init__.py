@@ -14,7 +14,9 @@ Importing registers names only: an environment's modules load when it is made.
 
 from __future__ import annotations
 
-from meeting_gym.core.moved import lazy_getattr
+from typing import Any
+
+from meeting_gym.core.moved import alias_getattr, lazy_getattr
 from meeting_gym.core.registry import ENVS, register_env
 
 __version__ = "0.2.0"
@@ -46,6 +48,9 @@ _LAZY = {
     "export_split": "meeting_gym.core.splits",
     "load_split": "meeting_gym.core.splits",
     "make_task": "meeting_gym.core.registry",
+}
+# MeetingSlot's own names, once at the top of a one-env package: they warn, and go in 0.4.0
+_MEETING_SLOT_NAMES = {
     "Scenario": "meeting_gym.envs.meeting_slot.domain.scenario",
     "ScenarioError": "meeting_gym.envs.meeting_slot.domain.scenario",
     "Solution": "meeting_gym.envs.meeting_slot.domain.solver",
@@ -54,7 +59,14 @@ _LAZY = {
 }
 
 
-__getattr__ = lazy_getattr(globals(), _LAZY)
+def _moved(name: str) -> Any:
+    module = _MEETING_SLOT_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'meeting_gym' has no attribute {name!r}")
+    return alias_getattr(__name__, module, (name,), depth=2)(name)
+
+
+__getattr__ = lazy_getattr(globals(), _LAZY, _moved)
 
 
 def __dir__() -> list[str]:

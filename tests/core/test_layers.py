@@ -120,6 +120,9 @@ def test_the_package_the_cli_and_every_env_load_no_optional_dependency():
         ("meeting_gym.agents.rollout", "play", "meeting_gym.core.loop"),
         ("meeting_gym.agents.rollout", "AgentError", "meeting_gym.core.loop"),
         ("meeting_gym.agents.rollout", "TextPolicyAgent", "meeting_gym.agents.policies"),
+        ("meeting_gym", "solve", "meeting_gym.envs.meeting_slot.domain.solver"),
+        ("meeting_gym", "Scenario", "meeting_gym.envs.meeting_slot.domain.scenario"),
+        ("meeting_gym", "grade", "meeting_gym.envs.meeting_slot.rubric"),
     ],
 )
 def test_a_moved_name_still_works_and_says_where_it_went(old: str, name: str, new: str) -> None:

@@ -19,7 +19,8 @@ from typing import Any
 import gymnasium as gym
 
 import meeting_gym  # noqa: F401
-from meeting_gym import load_split, solve
+from meeting_gym import load_split
+from meeting_gym.envs.meeting_slot.domain.solver import solve
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
 
 ENVS = ("MeetingSlot-v0", "CalendarMath-v0")
