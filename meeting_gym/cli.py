@@ -272,8 +272,10 @@ def _agent_maker(
         from meeting_gym.agents.ppo import load_ppo
 
         agent = load_ppo(policy[len("ppo:") :])
-        if _takes(args.env, "obs"):  # MeetingSlot's observation encoding
-            env_kwargs["obs"] = agent.obs
+        # the encoding the model was trained on, where the env has several
+        made_for = getattr(_env_class(args.env), "make_kwargs_for", None)
+        if made_for is not None:
+            env_kwargs.update(made_for(agent.model.observation_space))
         return (lambda: agent), args.max_concurrent or 1, None
     from meeting_gym.agents.policies import make_policy
 
@@ -300,13 +302,6 @@ def _env_class(env_id: str) -> Any:
 
     entry_point = gymnasium.spec(env_id).entry_point
     return load_object(entry_point) if isinstance(entry_point, str) else entry_point
-
-
-def _takes(env_id: str, keyword: str) -> bool:
-    """Whether ``env_id``'s env class takes the ``gym.make`` keyword ``keyword``."""
-    import inspect
-
-    return keyword in inspect.signature(_env_class(env_id)).parameters
 
 
 def _open_out(path: str) -> Any:

@@ -18,9 +18,6 @@ class MaskablePPOAgent:
         self.model = model
         self.deterministic = deterministic
         self.name = name
-        spaces = getattr(model.observation_space, "spaces", {})
-        # the observation encoding the model was trained on, for MeetingSlot's obs= kwarg
-        self.obs = "raw" if "zone" in set(spaces) else "grid"
 
     def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
         return None

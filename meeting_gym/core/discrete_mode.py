@@ -20,6 +20,12 @@ class MaskedDiscreteMode:
     interface: Any
     episode: Any
 
+    @classmethod
+    def make_kwargs_for(cls, observation_space: Any) -> dict[str, Any]:
+        """The ``gym.make`` keywords whose observations a model trained on
+        ``observation_space`` reads (an env with several encodings says which; default none)."""
+        return {}
+
     def _discrete(self, what: str) -> Any:
         if not isinstance(self.interface, self.DISCRETE):
             raise RuntimeError(f"{what} in discrete mode only")

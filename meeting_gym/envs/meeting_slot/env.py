@@ -174,6 +174,12 @@ class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
         "discrete": "meeting_gym.envs.meeting_slot.agents:TextPolicyAdapter"
     }
 
+    @classmethod
+    def make_kwargs_for(cls, observation_space: Any) -> dict[str, Any]:
+        """``obs="raw"`` for a model trained on the raw encoding (it has a ``zone`` entry)."""
+        spaces = getattr(observation_space, "spaces", {})
+        return {"obs": "raw" if "zone" in set(spaces) else "grid"}
+
     def __init__(
         self,
         mode: str = "discrete",

@@ -461,3 +461,17 @@ def test_an_env_copied_mid_episode_continues_like_the_original(clone):
         theirs, *_ = twin.step(action)
         for key, value in mine.items():
             np.testing.assert_array_equal(value, theirs[key])
+
+
+def test_a_saved_model_is_played_on_the_encoding_it_was_trained_on():
+    """``eval --policy ppo:PATH`` makes the env with these keywords (a model's observation
+    space tells a raw-encoding model from a grid one); an env of one encoding needs none."""
+    from meeting_gym.envs.meeting_slot.env import MeetingSlotEnv
+    from meeting_gym.envs.timetable_planner.env import TimetablePlannerEnv
+
+    for env_id, obs in (("MeetingSlot-v0", "grid"), ("MeetingSlot-Raw-v0", "raw")):
+        space = gym.make(env_id).observation_space
+        assert MeetingSlotEnv.make_kwargs_for(space) == {"obs": obs}
+    assert (
+        TimetablePlannerEnv.make_kwargs_for(gym.make("TimetablePlanner-v0").observation_space) == {}
+    )
