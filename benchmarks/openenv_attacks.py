@@ -36,9 +36,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from meeting_gym.adapters.openenv import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKS = ("slowloris", "burst", "bad_clients", "stop")
@@ -72,15 +73,13 @@ class Server:
         command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", env_id]
         command += ["--port", str(self.port), "--max-sessions", str(max_sessions)]
         self.proc = subprocess.Popen(command, cwd=ROOT, stderr=self.log)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        self.proc.kill()
-        raise SystemExit("the server did not start")
+        try:
+            wait_healthy(
+                f"http://127.0.0.1:{self.port}", 60, alive=lambda: self.proc.poll() is None
+            )
+        except (TimeoutError, RuntimeError) as exc:
+            self.proc.kill()
+            raise SystemExit(f"the server did not start: {exc}") from None
 
     @property
     def url(self) -> str:

@@ -58,6 +58,7 @@ from typing import Any
 import gymnasium as gym
 
 import meeting_gym  # noqa: F401  (registers the env ids)
+from meeting_gym.adapters.openenv import wait_healthy
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import MAX_EVAL_ITEMS
@@ -83,15 +84,12 @@ def start_server(env_id: str, port: int, sessions: int, log: Any) -> subprocess.
     command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", env_id]
     command += ["--port", str(port), "--max-sessions", str(sessions)]
     proc = subprocess.Popen(command, cwd=ROOT, stderr=log)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the server did not start")
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", 60, alive=lambda: proc.poll() is None)
+    except (TimeoutError, RuntimeError) as exc:
+        proc.kill()
+        raise SystemExit(f"the server did not start: {exc}") from None
+    return proc
 
 
 def rss_mb(pid: int) -> float:

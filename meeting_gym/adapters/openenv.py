@@ -1345,3 +1345,25 @@ def client_class(env_id: str) -> type:
 def client(env_id: str, base_url: str, **kwargs: Any) -> Any:
     """An async client of ``env_id`` at ``base_url`` (``await c.reset(...)``; ``c.sync()``)."""
     return client_class(env_id)(base_url=base_url, **kwargs)
+
+
+def wait_healthy(
+    base_url: str, timeout: float = 60.0, alive: Callable[[], bool] | None = None
+) -> None:
+    """Return once ``GET base_url/health`` answers 200; ``TimeoutError`` after ``timeout``
+    seconds, or ``RuntimeError`` as soon as ``alive()`` says the server process has gone."""
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base_url}/health", timeout=1) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if alive is not None and not alive():
+            raise RuntimeError(f"the server at {base_url} exited before it answered /health")
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"no /health answer from {base_url} in {timeout:g} s")
+        time.sleep(0.1)

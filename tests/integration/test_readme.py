@@ -137,20 +137,12 @@ def test_llm_block_runs_against_the_scripted_server(block: Block, workdir: Path)
 @pytest.mark.parametrize("block", _params(("openenv",)))
 def test_openenv_block_runs_against_a_server(block: Block, workdir: Path):
     pytest.importorskip("openenv.core")
-    import time
-    import urllib.request
+    from meeting_gym.adapters.openenv import wait_healthy
 
     command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", "MeetingSlot-v0"]
     server = subprocess.Popen([*command, "--port", str(OPENENV_PORT)], stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{OPENENV_PORT}/health", timeout=1):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline and server.poll() is None, "no server"
-                time.sleep(0.2)
+        wait_healthy(f"http://127.0.0.1:{OPENENV_PORT}", 60, alive=lambda: server.poll() is None)
         run_block(block, workdir)
     finally:
         server.terminate()

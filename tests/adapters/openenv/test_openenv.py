@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -28,7 +29,12 @@ pytest.importorskip("openenv.core")
 uvicorn = pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-from meeting_gym.adapters.openenv import client, create_server_app, models  # noqa: E402
+from meeting_gym.adapters.openenv import (  # noqa: E402
+    client,
+    create_server_app,
+    models,
+    wait_healthy,
+)
 
 TEXT_ENVS = [e for e in ENVS if "text" in load_object(gym.spec(e).entry_point).modes]
 
@@ -327,15 +333,7 @@ def test_serve_command_runs_a_server(tmp_path):
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "server did not start"
-            time.sleep(0.2)
+        wait_healthy(url, 30, alive=lambda: proc.poll() is None)
         with client("CalendarMath-v0", url).sync() as remote:
             result = remote.reset(split="curated", index=4)
             result = remote.step({"answer": result.observation.info["inputs"]["start"]})
@@ -415,3 +413,15 @@ def test_the_client_example_plays_every_env_and_names_an_index_out_of_range(env_
     lines = past_the_end.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("openenv_client.py: error: "), lines
     assert f"index {size} is out of range" in lines[0], lines
+
+
+def test_waiting_for_a_server_that_is_not_there_ends_with_the_reason():
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    began = time.monotonic()
+    with pytest.raises(TimeoutError, match="no /health answer"):
+        wait_healthy(url, timeout=0.3)
+    with pytest.raises(RuntimeError, match="exited before it answered"):
+        wait_healthy(url, timeout=30, alive=lambda: False)
+    assert time.monotonic() - began < 10

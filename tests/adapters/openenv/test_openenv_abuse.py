@@ -68,15 +68,7 @@ def serving(*args: str):
     command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--port", str(port), *args]
     proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "server did not start"
-            time.sleep(0.1)
+        openenv.wait_healthy(f"http://127.0.0.1:{port}", TIMEOUT, alive=lambda: proc.poll() is None)
         yield f"127.0.0.1:{port}", proc
     finally:
         if proc.poll() is None:
