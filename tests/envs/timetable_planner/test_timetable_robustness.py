@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meeting_gym  # noqa: F401
+from meeting_gym.envs.timetable_planner.actions import ACTION_FIELDS
 from meeting_gym.envs.timetable_planner.best import documented_timetable, known_best
 from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
 from meeting_gym.envs.timetable_planner.episode import (
@@ -125,20 +126,7 @@ _MALFORMED = st.one_of(
     ),
     st.builds(
         lambda k: {"action_type": "unassign_session", k: 1},
-        st.text(min_size=1, max_size=10).filter(
-            lambda k: (
-                k
-                not in (
-                    "action_type",
-                    "session_id",
-                    "day",
-                    "start_slot",
-                    "room_id",
-                    "target_session_id",
-                    "metadata",
-                )
-            )
-        ),
+        st.text(min_size=1, max_size=10).filter(lambda k: k not in ACTION_FIELDS),
     ),
     st.builds(lambda s: {"action_type": "swap_sessions", "session_id": s}, _SESSION),
     st.builds(
