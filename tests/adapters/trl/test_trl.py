@@ -276,8 +276,9 @@ def test_the_tokenizer_trl_uses_parses_a_tool_call_into_a_method_call(tmp_path):
     prefix = tokenizer.apply_chat_template(
         row["prompt"], tools=tools, add_generation_prompt=True, tokenize=True
     )
-    if isinstance(prefix, dict):
-        prefix = prefix["input_ids"]
+    # transformers < 5.25 returns the ids (or a dict); 5.25 a BatchEncoding (a mapping)
+    if not isinstance(prefix, list):
+        prefix = list(prefix["input_ids"])
     text = '<tool_call>\n{"name": "get_timezone", "arguments": {"name": "Ava"}}\n</tool_call>'
     ids = tokenizer(text + "<|im_end|>", add_special_tokens=False)["input_ids"]
     parsed = parse_response(tokenizer, ids, prefix=prefix, tools=tools)
