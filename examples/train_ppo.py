@@ -8,11 +8,19 @@ items of the ``eval`` split (for MeetingSlot its generated part, after the curat
 cases), in discrete mode, with the env's own rubric reward, unshaped. Training stops after
 ``--timesteps`` or ``--max-minutes`` of wall time (periodic evaluations included),
 whichever comes first. Then saves ``model.zip``, ``curve.png``, ``curve.csv``,
-``table.md`` and ``results.json`` under ``--out``.
+``table.md`` and ``results.json`` (with each held-out item's final reward, for paired
+comparisons between runs) under ``--out``.
+
+``--curriculum LEVEL`` trains on a :class:`meeting_gym.core.curriculum.Curriculum` from the
+easiest difficulty up to ``LEVEL`` (each reset's item is the curriculum's next draw, each
+episode's return moves it; one curriculum shared by the vector env's copies, or one per
+process with ``--subproc``), and saves its state as ``curriculum.json``;
+``--heldout-difficulty`` holds out one level's items only.
 
     python examples/train_ppo.py --timesteps 20000 --out runs/smoke
     meeting-gym eval --policy ppo:runs/smoke/model.zip --split eval
     python examples/train_ppo.py --env TimetablePlanner-v0 --max-minutes 15
+    python examples/train_ppo.py --curriculum expert --heldout-difficulty expert --out runs/cur
 
 MeetingSlot's ``--policy pointer`` is
 :class:`meeting_gym.envs.meeting_slot.sb3_policy.PointerPolicy` (an MLP trunk plus a shared
@@ -33,6 +41,8 @@ from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.ppo import MaskablePPOAgent
 from meeting_gym.agents.ppo_runs import RECIPES, Recipe, save_curve
 from meeting_gym.agents.training import reference_summaries, sb3_callbacks, write_run
+from meeting_gym.core.curriculum import Curriculum
+from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
 from meeting_gym.core.registry import load_object
 
 
@@ -49,6 +59,15 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Recip
     p.add_argument("--out", help="output directory (%(default)s)")
     p.add_argument("--policy", choices=tuple(recipe.networks), help="network (%(default)s)")
     p.add_argument("--difficulty", default=None, help="train on one difficulty (default: mix)")
+    p.add_argument(
+        "--curriculum",
+        metavar="LEVEL",
+        default=None,
+        help="train on a curriculum from the easiest difficulty up to LEVEL",
+    )
+    p.add_argument(
+        "--heldout-difficulty", default=None, help="hold out one difficulty (default: mix)"
+    )
     p.add_argument("--n-envs", type=int, help="vectorised envs (%(default)s)")
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv instead of Dummy")
     p.add_argument("--n-steps", type=int, help="steps per env per rollout (%(default)s)")
@@ -68,7 +87,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Recip
     p.add_argument("--threads", type=int, help="torch threads (%(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(**recipe.defaults)
-    return p.parse_args(argv), recipe
+    args = p.parse_args(argv)
+    if args.curriculum and args.difficulty:
+        p.error("--curriculum and --difficulty exclude each other")
+    return args, recipe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,13 +106,25 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    held_out = recipe.held_out(args.eval_n, args.heldout_seed)
+    held_out = recipe.held_out(args.eval_n, args.heldout_seed, args.heldout_difficulty)
+    curriculum = wrapping = None
+    if args.curriculum:
+        try:
+            curriculum = Curriculum.for_env(args.env, up_to=args.curriculum, seed=args.seed)
+        except ValueError as exc:
+            print(f"error: {exc}")
+            return 2
+        wrapping = {
+            "wrapper_class": CurriculumWrapper,
+            "wrapper_kwargs": {"curriculum": curriculum},
+        }
     venv = make_vec_env(
         f"meeting_gym:{args.env}",  # module prefix: subprocesses import the package
         n_envs=args.n_envs,
         seed=args.seed,
         env_kwargs={"difficulty": args.difficulty} if args.difficulty else {},
         vec_env_cls=SubprocVecEnv if args.subproc else DummyVecEnv,
+        **(wrapping or {}),
     )
     network = recipe.networks[args.policy]
     model = MaskablePPO(
@@ -111,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
     curve: list[dict[str, float]] = []
     started = time.perf_counter()
+    final_rows: list[Any] = []
 
     def evaluate_now() -> dict[str, Any]:
         rows = evaluate(
@@ -121,12 +156,15 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.heldout_seed,
             show_progress=False,
         )
+        final_rows[:] = rows
         summary = summarize(rows)
         point = {
             "timesteps": model.num_timesteps,
             "seconds": round(time.perf_counter() - started, 1),
             **recipe.point(summary),
         }
+        if curriculum is not None:  # the level index the curriculum trains at now
+            point["level"] = curriculum.level
         curve.append(point)
         print(
             f"[{point['seconds']:>7.1f}s] step {point['timesteps']:>8}  {recipe.line(point)}",
@@ -161,7 +199,12 @@ def main(argv: list[str] | None = None) -> int:
         "timesteps": model.num_timesteps,
         "curve": curve,
         "table": {k: {n: v for n, v in s.items() if n != "groups"} for k, s in table.items()},
+        "heldout_rewards": [float(row.reward) for row in final_rows],
     }
+    if curriculum is not None:
+        # with --subproc each process moved its own copy: this one never saw an episode
+        results["curriculum"] = curriculum.state()
+        curriculum.save(out / "curriculum.json")
     write_run(out, text, curve, results)
     save_curve(recipe, curve, table, out / "curve.png")
     return 0

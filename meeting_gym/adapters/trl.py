@@ -12,6 +12,10 @@
   the sum of the step rewards so far, as the env pays them).
 * For a single-turn task, :func:`reward_function` grades each completion through the env
   (reset to the row's item, one ``step`` with the completion): the rubric as reward.
+* With a :class:`~meeting_gym.core.curriculum.Curriculum`, :func:`curriculum_dataset`
+  streams rows the curriculum draws as the trainer asks for them, and
+  :func:`curriculum_reward` wraps any reward function so that each group's rewards go back
+  to the curriculum (groups with no spread counted), which moves the next draws.
 
 Every call goes through ``gymnasium.make(env_id, mode="text")``, so the trainer's reward
 is the env's reward; TRL itself is imported only by :func:`dataset`.
@@ -20,13 +24,16 @@ is the env's reward; TRL itself is imported only by :func:`dataset`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import DEFAULT_SEED, load_split
+
+if TYPE_CHECKING:
+    from meeting_gym.core.curriculum import Curriculum
 
 INSTALL_HINT = 'the TRL adapter needs trl and datasets: pip install "meeting-gym[trl]"'
 ROW_KEYS = ("split", "index", "split_seed", "difficulty")
@@ -53,14 +60,19 @@ def rows(
         options: dict[str, Any] = {"split": split, "index": index, "split_seed": seed}
         if difficulty is not None:
             options["difficulty"] = difficulty
-        question, info = env.reset(options=options)
-        prompt = [
-            {"role": "system", "content": system_prompt or info["system_prompt"]},
-            {"role": "user", "content": question},
-        ]
-        out.append({"prompt": prompt, **options})
+        out.append(_row(env, options, system_prompt))
     env.close()
     return out
+
+
+def _row(env: gym.Env, options: dict[str, Any], system_prompt: str | None) -> dict[str, Any]:
+    """The training row of the item ``options`` address: its prompt and the options."""
+    question, info = env.reset(options=options)
+    prompt = [
+        {"role": "system", "content": system_prompt or info["system_prompt"]},
+        {"role": "user", "content": question},
+    ]
+    return {"prompt": prompt, **options}
 
 
 def dataset(env_id: str, split: str = "train", n: int | None = None, **kwargs: Any) -> Any:
@@ -70,6 +82,75 @@ def dataset(env_id: str, split: str = "train", n: int | None = None, **kwargs: A
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ImportError(INSTALL_HINT) from exc
     return Dataset.from_list(rows(env_id, split, n, **kwargs))
+
+
+def curriculum_rows(
+    env_id: str,
+    curriculum: Curriculum,
+    n: int,
+    system_prompt: str | None = None,
+    **task_options: Any,
+) -> Iterator[dict[str, Any]]:
+    """``n`` training rows, each drawn from ``curriculum`` only when it is asked for.
+
+    Rows have the shape of :func:`rows`' (with the item's ``difficulty``): whatever
+    grades a row replays its item from its reset options.
+    """
+    env = gym.make(env_id, mode="text", disable_env_checker=True, **task_options)
+    try:
+        for _ in range(n):
+            yield _row(env, curriculum.next().options, system_prompt)
+    finally:
+        env.close()
+
+
+def curriculum_dataset(
+    env_id: str,
+    curriculum: Curriculum,
+    n: int,
+    system_prompt: str | None = None,
+    **task_options: Any,
+) -> Any:
+    """:func:`curriculum_rows` as a ``datasets.IterableDataset`` for GRPOTrainer.
+
+    The trainer must read it in order, one generation batch at a time: pass
+    ``GRPOConfig(shuffle_dataset=False, max_steps=...)`` (a shuffle buffer would draw
+    rows long before the outcomes that should choose them come back). Accelerate reads
+    one batch ahead, so a move shows in the draws one generation batch later.
+    """
+    try:
+        from datasets import IterableDataset
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(INSTALL_HINT) from exc
+
+    def generate() -> Iterator[dict[str, Any]]:
+        yield from curriculum_rows(env_id, curriculum, n, system_prompt, **task_options)
+
+    return IterableDataset.from_generator(generate)
+
+
+def curriculum_reward(
+    reward: Callable[..., list[float]], curriculum: Curriculum
+) -> Callable[..., list[float]]:
+    """``reward`` (any TRL reward function), reporting each group's rewards to ``curriculum``.
+
+    TRL calls a reward function with every completion of a generation batch and the rows'
+    columns; the completions of one item (same ``difficulty``, ``index`` and ``split_seed``)
+    are its group. The rewards are returned unchanged.
+    """
+
+    def reported(*args: Any, **columns: Any) -> list[float]:
+        values = reward(*args, **columns)
+        groups: dict[tuple[Any, ...], list[float]] = {}
+        keys = zip(columns["difficulty"], columns["index"], columns["split_seed"], strict=True)
+        for key, value in zip(keys, values, strict=True):
+            groups.setdefault(key, []).append(float(value))
+        for (level, _, _), group in groups.items():
+            curriculum.report(level, group)
+        return values
+
+    reported.__name__ = getattr(reward, "__name__", "reward")
+    return reported
 
 
 def _options(row: dict[str, Any]) -> dict[str, Any]:
@@ -210,6 +291,9 @@ def reward_function(env_id: str, **env_kwargs: Any) -> Callable[..., list[float]
 __all__ = [
     "ROW_KEYS",
     "EnvTools",
+    "curriculum_dataset",
+    "curriculum_reward",
+    "curriculum_rows",
     "dataset",
     "environment_factory",
     "reward_function",

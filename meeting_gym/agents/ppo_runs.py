@@ -38,13 +38,18 @@ class Recipe:
     table: Callable[[Mapping[str, Any], Sequence[Any], int], list[str]]
     plot: Callable[[Sequence[Mapping[str, float]], Mapping[str, Any]], Any]
 
-    def held_out(self, n: int, seed: int) -> list[Any]:
-        """The ``n`` held-out items of the eval split with split seed ``seed``."""
+    def held_out(self, n: int, seed: int, difficulty: str | None = None) -> list[Any]:
+        """The ``n`` held-out items of the eval split with split seed ``seed``.
+
+        ``difficulty`` None: the env's default mix; a level: that level's items only.
+        """
         if not self.skip_curated:
-            return load_split("eval", n=n, seed=seed, env=self.env_id)
+            return load_split("eval", n=n, seed=seed, difficulty=difficulty, env=self.env_id)
         curated = {item.id for item in load_split("curated", env=self.env_id)}
-        items = load_split("eval", n=len(curated) + n, seed=seed, env=self.env_id)
-        return [item for item in items if item.id not in curated]
+        items = load_split(
+            "eval", n=len(curated) + n, seed=seed, difficulty=difficulty, env=self.env_id
+        )
+        return [item for item in items if item.id not in curated][:n]
 
     def network_kwargs(self, name: str, args: Any, venv: Any) -> dict[str, Any]:
         """The network's keyword arguments from the run's options (none for SB3's own)."""
@@ -74,11 +79,19 @@ def _meeting_line(point: Mapping[str, Any]) -> str:
     )
 
 
+def mix(items: Sequence[Any]) -> str:
+    """How a table names its items' difficulty: the one level they share, or the default mix."""
+    levels = {getattr(item, "difficulty", None) for item in items}
+    if len(levels) == 1 and None not in levels:
+        return f"difficulty {levels.pop()}"
+    return "default difficulty mix"
+
+
 def meeting_table(table: Mapping[str, Any], held_out: Sequence[Any], seed: int) -> list[str]:
     """MeetingSlot's held-out table: mean reward, exact and partial rates, mean turns."""
     lines = [
         f"Held-out: the {len(held_out)} generated scenarios of the eval split "
-        f"(split seed {seed}, default difficulty mix), discrete mode",
+        f"(split seed {seed}, {mix(held_out)}), discrete mode",
         "",
         "| policy | mean reward | exact | partial | mean turns |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -142,7 +155,7 @@ def _timetable_table(table: Mapping[str, Any], held_out: Sequence[Any], seed: in
     levels = sorted({s.task_name for s in held_out}, key=LEVELS.index)
     lines = [
         f"Held-out: the first {len(held_out)} scenarios of the eval split (generated, split seed "
-        f"{seed}, default difficulty mix), discrete mode",
+        f"{seed}, {mix(held_out)}), discrete mode",
         "",
         "| policy | mean final score | "
         + " | ".join(levels)

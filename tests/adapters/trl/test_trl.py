@@ -313,3 +313,97 @@ def test_get_reward_of_a_dense_task_is_the_return_the_env_paid():
     assert terminated and instance.get_reward() == pytest.approx(sum(paid))
     assert instance.get_reward() == pytest.approx(info["reward"])
     assert instance.submit_timetable().startswith("error:")
+
+
+def test_curriculum_rows_are_drawn_when_asked_and_replay_their_items():
+    from meeting_gym.core.curriculum import Curriculum
+
+    cur = Curriculum.for_env("CalendarMath-v0", seed=5)
+    stream = adapter.curriculum_rows("CalendarMath-v0", cur, 3)
+    assert sum(cur.drawn.values()) == 0  # nothing drawn before the trainer reads
+    first = next(stream)
+    assert cur.drawn["easy"] == 1
+    expected = adapter.rows("CalendarMath-v0", "train", 1, seed=5, difficulty="easy")[0]
+    assert first == expected
+
+
+def test_curriculum_reward_reports_each_items_group_and_returns_the_rewards():
+    from meeting_gym.core.curriculum import Curriculum, Rules
+
+    cur = Curriculum.for_env("CalendarMath-v0", rules=Rules(window=4, min_outcomes=4))
+    calls = []
+
+    def reward(completions, **columns):
+        calls.append(len(completions))
+        return [1.2, 1.2, 0.0, 1.2]
+
+    columns = {
+        "difficulty": ["easy"] * 4,
+        "index": [0, 0, 1, 1],
+        "split_seed": [0] * 4,
+        "prompt": [[]] * 4,
+    }
+    wrapped = adapter.curriculum_reward(reward, cur)
+    assert wrapped(["a", "b", "c", "d"], **columns) == [1.2, 1.2, 0.0, 1.2]
+    assert calls == [4] and wrapped.__name__ == "reward"
+    assert (cur.groups, cur.zero_spread, cur.outcomes) == (2, 1, 4)
+    assert cur.windows["medium"] == [] and cur.current == "easy"  # 3 of 4: inside the band
+
+
+def test_grpo_trainer_follows_a_curriculum(tmp_path, monkeypatch):
+    """The trainer's draws follow the outcomes: a learner that solves everything climbs."""
+    trl = pytest.importorskip("trl")
+    import torch
+
+    from meeting_gym.core.curriculum import Curriculum, Rules
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    torch.manual_seed(0)
+    model, tokenizer = tiny_qwen3(tmp_path)
+    cur = Curriculum.for_env("CalendarMath-v0", rules=Rules(window=4, min_outcomes=4))
+    seen: list[list[str]] = []
+
+    def solved(completions, **columns):
+        """A learner that solves every easy and medium item and half of the harder ones."""
+        seen.append(list(columns["difficulty"]))
+        return [
+            1.2 if level in ("easy", "medium") or k % 2 else 1.0
+            for k, level in enumerate(columns["difficulty"])
+        ]
+
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=4,
+        max_steps=8,
+        learning_rate=1e-4,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        shuffle_dataset=False,
+    )
+    trainer = trl.GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        args=args,
+        train_dataset=adapter.curriculum_dataset("CalendarMath-v0", cur, 64),
+        reward_funcs=[adapter.curriculum_reward(solved, cur)],
+    )
+    trainer.train()
+    assert len(seen) == 8 and all(len(batch) == 4 for batch in seen)
+    levels = [level for batch in seen for level in batch]
+    order = ("easy", "medium", "hard")
+    # it climbs through easy and medium (always solved) and stays at hard (half solved)
+    assert [level for k, level in enumerate(levels) if level != levels[k - 1] or not k] == list(
+        order
+    )
+    assert cur.current == "hard" and [m["to"] for m in cur.moves] == ["medium", "hard"]
+    # the groups of easy and medium items had no spread; hard's all had
+    assert cur.groups == 16 and cur.zero_spread == sum(
+        1 for batch in seen for k in range(0, 4, 2) if batch[k] != "hard"
+    )
+    # the reader is at most one generation batch (two items) ahead of the outcomes
+    assert 16 <= sum(cur.drawn.values()) <= 16 + 2
