@@ -44,7 +44,12 @@ from meeting_gym.agents.finetune import (
     system_prompt_for,
     trainable,
 )
-from meeting_gym.agents.training import llm_curve_figure, llm_curve_rows, write_curve_csv
+from meeting_gym.agents.training import (
+    levels_figure,
+    llm_curve_figure,
+    llm_curve_rows,
+    write_curve_csv,
+)
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import export_split, load_split, make_task
 
@@ -92,6 +97,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--sft-model", default=None, help="a saved SFT folder: skip SFT and start GRPO from it"
     )
+    p.add_argument(
+        "--curriculum",
+        action="store_true",
+        help="GRPO draws its items from a curriculum over every difficulty (needs --difficulty "
+        "''): writes curriculum.json and levels.png",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: every core)")
     p.add_argument("--out", default="runs/grpo", help="output directory")
@@ -103,6 +114,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.group < 2:
         p.error("--group must be at least 2: GRPO compares completions of one prompt")
     args.tools = task_class(args.env).toolset is not None
+    if args.curriculum and (args.difficulty or args.tools):
+        p.error(
+            "--curriculum chooses the difficulty itself: give --difficulty '' and a single-turn env"
+        )
     try:
         args.prompt_text = system_prompt_for(args.env, args.system_prompt)
     except ValueError as exc:
@@ -231,17 +246,35 @@ def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) ->
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    from meeting_gym.adapters.trl import reward_function
+    from meeting_gym.adapters.trl import curriculum_dataset, curriculum_reward, reward_function
+    from meeting_gym.core.curriculum import Curriculum
 
     config = grpo_config(args, out)
+    reward = reward_function(args.env, **task_options(args))
+    data = None
+    if args.curriculum:
+        # its items are train items at each level (disjoint from eval by construction); the
+        # stream is read in order (shuffle_dataset=False above), one generation batch ahead
+        curriculum = Curriculum.for_env(args.env, seed=args.seed)
+        n = args.grpo_steps * args.prompts
+        data = curriculum_dataset(
+            args.env, curriculum, n, system_prompt=args.prompt_text, **task_options(args)
+        )
+        reward = curriculum_reward(reward, curriculum)
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=[reward_function(args.env, **task_options(args))],
+        reward_funcs=[reward],
         args=config,
-        train_dataset=Dataset.from_list(grpo_rows(args)),
+        train_dataset=data if data is not None else Dataset.from_list(grpo_rows(args)),
         processing_class=tokenizer,
     )
     trainer.train()
+    if args.curriculum:
+        curriculum.save(out / "curriculum.json")
+        levels_figure(curriculum.state(), title=f"Curriculum on {args.env} (GRPO)").savefig(
+            out / "levels.png"
+        )
+        trainer.curriculum = curriculum
     return trainer
 
 
@@ -496,6 +529,12 @@ def main(argv: list[str] | None = None) -> int:
         "torch_threads": torch.get_num_threads(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
     }
+    zero = [
+        e["frac_reward_zero_std"] for e in trainer.state.log_history if "frac_reward_zero_std" in e
+    ]
+    results["grpo_zero_spread_share"] = round(sum(zero) / len(zero), 4) if zero else None
+    if args.curriculum:
+        results["curriculum"] = trainer.curriculum.state()
     pairs = {"sft_minus_base": ("sft", "base"), "grpo_minus_sft": ("grpo", "sft")}
     for key, (a, b) in pairs.items():
         mean, half = paired_interval(rewards[a], rewards[b])

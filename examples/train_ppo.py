@@ -15,7 +15,8 @@ comparisons between runs) under ``--out``.
 easiest difficulty up to ``LEVEL`` (each reset's item is the curriculum's next draw, each
 episode's return moves it; one curriculum shared by the vector env's copies, or one per
 process with ``--subproc``), and saves its state as ``curriculum.json``;
-``--heldout-difficulty`` holds out one level's items only.
+``--heldout-difficulty`` holds out one level's items only. A curriculum run also draws the
+levels it chose as ``levels.png``.
 
     python examples/train_ppo.py --timesteps 20000 --out runs/smoke
     meeting-gym eval --policy ppo:runs/smoke/model.zip --split eval
@@ -32,6 +33,7 @@ every (session, day, slot, room)); ``--policy mlp`` is plain ``MultiInputPolicy`
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -40,7 +42,12 @@ import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.ppo import MaskablePPOAgent
 from meeting_gym.agents.ppo_runs import RECIPES, Recipe, save_curve
-from meeting_gym.agents.training import reference_summaries, sb3_callbacks, write_run
+from meeting_gym.agents.training import (
+    levels_figure,
+    reference_summaries,
+    sb3_callbacks,
+    write_run,
+)
 from meeting_gym.core.curriculum import Curriculum
 from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
 from meeting_gym.core.registry import load_object
@@ -112,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             curriculum = Curriculum.for_env(args.env, up_to=args.curriculum, seed=args.seed)
         except ValueError as exc:
-            print(f"error: {exc}")
+            print(f"error: {exc}", file=sys.stderr)
             return 2
         wrapping = {
             "wrapper_class": CurriculumWrapper,
@@ -205,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         # with --subproc each process moved its own copy: this one never saw an episode
         results["curriculum"] = curriculum.state()
         curriculum.save(out / "curriculum.json")
+        levels_figure(
+            curriculum.state(), title=f"Curriculum on {args.env} (MaskablePPO, seed {args.seed})"
+        ).savefig(out / "levels.png")
     write_run(out, text, curve, results)
     save_curve(recipe, curve, table, out / "curve.png")
     return 0

@@ -207,6 +207,8 @@ API_MODULES = (
     "meeting_gym.agents.sft",
     "meeting_gym.agents.heldout",
     "meeting_gym.core.splits",
+    "meeting_gym.core.curriculum",
+    "meeting_gym.core.curriculum_wrapper",
     "meeting_gym.adapters.openenv",
     "meeting_gym.adapters.trl",
     "meeting_gym.adapters.rllib",

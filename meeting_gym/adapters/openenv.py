@@ -16,7 +16,10 @@ derived from its task:
 
 ``reset`` takes ``seed`` and the env's own reset options by name (``split`` and
 ``index``, ``split_seed``, ``difficulty``, ``item``, and the task's own, such as
-MeetingSlot's ``scenario_id``). Everything runs through ``gymnasium.make(env_id,
+MeetingSlot's ``scenario_id``), or ``curriculum``: true or an object of
+:meth:`~meeting_gym.core.curriculum.Curriculum.from_option`'s fields, which draws the
+item from the session's own curriculum, moved by the session's episodes (its level and
+recent success are in the reset ``info``). Everything runs through ``gymnasium.make(env_id,
 mode="text")``: the reward a client sees is the env's own.
 
 Plain HTTP ``/reset`` and ``/step`` are stateless in OpenEnv (each request builds a
@@ -54,6 +57,7 @@ from typing import Any, ClassVar, Literal
 import gymnasium as gym
 import numpy as np
 
+from meeting_gym.core.curriculum import Curriculum, Draw
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import SPLIT_OPTIONS
 from meeting_gym.core.text_env import MAX_CALLS_PER_TURN
@@ -112,7 +116,7 @@ def models(env_id: str) -> Models:
     stem = re.sub(r"[^0-9A-Za-z]", "", env_id.rsplit("-v", 1)[0])  # MeetingSlot-v0: MeetingSlot
     toolset = cls.toolset
     answer_tag = cls.answer_tag
-    options = frozenset(SPLIT_OPTIONS | {"item"} | cls.reset_options)
+    options = frozenset(SPLIT_OPTIONS | {"item", "curriculum"} | cls.reset_options)
 
     fields: dict[str, Any] = {}
     if cls.answers:
@@ -238,16 +242,51 @@ class _ServedEnv:
         self.last_info: dict[str, Any] = {}
         self.done = False
         self.started = False
+        self.curriculum: Curriculum | None = None
+        self.curriculum_option: Any = None
+        self.draw: Draw | None = None
+        self.episode_return = 0.0
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **options: Any) -> Any:
         unknown = sorted(set(options) - self.models.reset_options)
         if unknown:
             known = ", ".join(sorted(self.models.reset_options))
             raise ValueError(f"unknown reset field(s) {', '.join(unknown)}; known: seed, {known}")
-        observation, info = self.env.reset(seed=seed, options=options or None)
+        draw = self._curriculum_draw(options.pop("curriculum", None), options)
+        observation, info = self.env.reset(
+            seed=seed, options=draw.options if draw else options or None
+        )
         self.episode_id, self.steps, self.done, self.started = episode_id, 0, False, True
+        self.draw, self.episode_return = draw, 0.0
+        if draw is not None and self.curriculum is not None:
+            info = {**info, "curriculum": self._curriculum_info()}
         self.last_info = jsonable(info)
         return self.models.observation(text=observation, info=self.last_info, reward=None)
+
+    def _curriculum_draw(self, option: Any, options: dict[str, Any]) -> Draw | None:
+        """The session curriculum's next draw, made (or remade) as ``option`` asks; or None."""
+        if option is None or option is False:
+            return None
+        if options:
+            raise ValueError(
+                "curriculum draws the item itself: give no other reset option with it "
+                f"(got {', '.join(sorted(options))})"
+            )
+        if self.curriculum is None or option != self.curriculum_option:
+            self.curriculum = Curriculum.from_option(self.env_id, option)
+            self.curriculum_option = option
+        return self.curriculum.next()
+
+    def _curriculum_info(self) -> dict[str, Any]:
+        cur = self.curriculum
+        assert cur is not None
+        rate = cur.success_rate()
+        return {
+            "level": cur.current,
+            "recent_success": None if rate is None else round(rate, 4),
+            "drawn": sum(cur.drawn.values()),
+            "moves": len(cur.moves),
+        }
 
     def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
         if not self.started:
@@ -261,6 +300,10 @@ class _ServedEnv:
         observation, reward, terminated, truncated, info = self.env.step(text)
         self.steps += 1
         self.done = bool(terminated or truncated)
+        self.episode_return += float(reward)
+        if self.done and self.draw is not None and self.curriculum is not None:
+            self.curriculum.report(self.draw, self.episode_return)
+            self.draw = None
         self.last_info = jsonable(info)
         return self.models.observation(
             text=observation, info=self.last_info, reward=float(reward), done=self.done

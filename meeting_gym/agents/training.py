@@ -20,6 +20,7 @@ from typing import Any
 __all__ = [
     "RATE_LABEL",
     "curve_figure",
+    "levels_figure",
     "llm_curve_figure",
     "llm_curve_rows",
     "reference_summaries",
@@ -109,6 +110,35 @@ def write_run(
 
 
 RATE_LABEL = "rate (share of held-out episodes)"
+
+
+def levels_figure(state: Mapping[str, Any], *, title: str) -> Any:
+    """The levels a curriculum chose over a run, from its :meth:`Curriculum.state`.
+
+    A step line of the level against the number of items drawn, one mark per move.
+    """
+    from matplotlib.figure import Figure
+
+    levels = list(state["levels"])
+    total = sum(state["drawn"].values())
+    xs, ys = [0], [levels.index(state["start"])]
+    for move in state["moves"]:
+        xs.append(move["draws"])
+        ys.append(levels.index(move["to"]))
+    xs.append(max(total, xs[-1]))
+    ys.append(ys[-1])
+    fig = Figure(figsize=(6.4, 3.0), dpi=100)
+    ax = fig.subplots()
+    ax.step(xs, ys, where="post", color="tab:blue")
+    ax.plot(xs[1:-1], ys[1:-1], "o", color="tab:blue", markersize=3)
+    ax.set_yticks(range(len(levels)), levels)
+    ax.set_ylim(-0.5, len(levels) - 0.5)
+    ax.set_xlabel("items drawn")
+    ax.set_ylabel("level drawn from")
+    ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def curve_figure(

@@ -34,6 +34,10 @@ from pathlib import Path
 from typing import Any
 
 STATE_VERSION = 1
+MAX_WINDOW = 4096
+"""The longest window a curriculum keeps (outcomes per level): its memory stays small."""
+OPTION_KEYS = frozenset({"up_to", "seed", "low", "high", "window", "min_outcomes", "success"})
+"""What a ``curriculum`` option (a server's reset option) may set."""
 SPREAD_EPSILON = 1e-9
 """Rewards closer than this count as equal (a group with no spread gives GRPO nothing)."""
 
@@ -56,10 +60,20 @@ class Rules:
     success: float | None = None
 
     def __post_init__(self) -> None:
+        for name in ("low", "high"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name} must be a number, got {value!r}")
         if not 0.0 <= self.low < self.high <= 1.0:
             raise ValueError(f"need 0 <= low < high <= 1, got low={self.low}, high={self.high}")
-        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
-            raise ValueError(f"window must be a positive integer, got {self.window!r}")
+        if (
+            isinstance(self.window, bool)
+            or not isinstance(self.window, int)
+            or not 1 <= self.window <= MAX_WINDOW
+        ):
+            raise ValueError(
+                f"window must be an integer from 1 to {MAX_WINDOW}, got {self.window!r}"
+            )
         if (
             isinstance(self.min_outcomes, bool)
             or not isinstance(self.min_outcomes, int)
@@ -69,7 +83,11 @@ class Rules:
                 f"min_outcomes must be an integer from 1 to window ({self.window}), "
                 f"got {self.min_outcomes!r}"
             )
-        if self.success is not None and not math.isfinite(self.success):
+        if self.success is not None and (
+            isinstance(self.success, bool)
+            or not isinstance(self.success, (int, float))
+            or not math.isfinite(self.success)
+        ):
             raise ValueError(f"success must be a finite reward, got {self.success!r}")
 
 
@@ -114,8 +132,8 @@ class Curriculum:
         levels = tuple(levels)
         if not levels or len(set(levels)) != len(levels):
             raise ValueError(f"levels must be distinct and at least one, got {levels!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+            raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r:.60}")
         if start is not None and start not in levels:
             raise ValueError(f"start {start!r} is not one of the levels {levels!r}")
         self.levels = levels
@@ -124,6 +142,7 @@ class Curriculum:
         self.env = env
         self.threshold = float(best if self.rules.success is None else self.rules.success)
         self.level = levels.index(start) if start is not None else 0
+        self.start = self.current
         self.drawn = dict.fromkeys(levels, 0)
         self.windows: dict[str, list[int]] = {level: [] for level in levels}
         self.outcomes = 0
@@ -153,6 +172,31 @@ class Curriculum:
         if unknown:
             raise ValueError(f"{env_id} has no difficulty {unknown[0]!r}; choose from {known}")
         return cls(levels, best=float(task.max_reward), env=env_id, **kwargs)
+
+    @classmethod
+    def from_option(cls, env_id: str, value: Any) -> Curriculum:
+        """The curriculum a ``curriculum`` reset option asks for: True (every default) or an
+        object with any of ``up_to``, ``seed`` and the :class:`Rules` fields.
+
+        Raises ``ValueError`` naming what is wrong.
+        """
+        if value is True:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise ValueError(
+                "curriculum must be true or an object with any of " + ", ".join(sorted(OPTION_KEYS))
+            )
+        unknown = sorted(str(key)[:40] for key in value if key not in OPTION_KEYS)
+        if unknown:
+            raise ValueError(
+                f"unknown curriculum field(s) {', '.join(unknown)}; known: "
+                + ", ".join(sorted(OPTION_KEYS))
+            )
+        rules = Rules(**{k: v for k, v in value.items() if k in Rules.__dataclass_fields__})
+        up_to = value.get("up_to")
+        if up_to is not None and not isinstance(up_to, str):
+            raise ValueError(f"up_to must be a difficulty's name, got {up_to!r}")
+        return cls.for_env(env_id, up_to=up_to, seed=value.get("seed", 0), rules=rules)
 
     # ------------------------------------------------------------------ drawing
 
@@ -238,6 +282,7 @@ class Curriculum:
             "rules": asdict(self.rules),
             "seed": self.seed,
             "threshold": self.threshold,
+            "start": self.start,
             "level": self.current,
             "drawn": dict(self.drawn),
             "windows": {level: list(w) for level, w in self.windows.items()},
@@ -265,6 +310,9 @@ class Curriculum:
                 out.drawn[level] = _count(state["drawn"][level], f"drawn[{level!r}]")
                 window = [int(bool(v)) for v in state["windows"][level]]
                 out.windows[level] = window[-out.rules.window :]
+            if state["start"] not in out.levels:
+                raise ValueError(f"start {state['start']!r} is not one of the levels")
+            out.start = state["start"]
             out.outcomes = _count(state["outcomes"], "outcomes")
             out.groups = _count(state["groups"], "groups")
             out.zero_spread = _count(state["zero_spread"], "zero_spread")

@@ -275,3 +275,21 @@ def test_one_curriculum_shared_by_a_vector_envs_copies():
         finished += int(dones.sum())
     assert finished > 0 and cur.outcomes == finished
     assert sum(cur.drawn.values()) == 3 + finished  # one draw per reset, shared by all three
+
+
+def test_the_levels_picture_is_drawn_from_a_saved_state(tmp_path):
+    pytest.importorskip("matplotlib")
+    from meeting_gym.agents.training import levels_figure
+
+    cur = _curriculum()
+    for reward in [1.0] * 4 + [0.0] * 4:
+        cur.report(cur.current, reward)
+    cur.take(3)
+    fig = levels_figure(Curriculum.from_state(cur.state()).state(), title="a run")
+    (line,) = fig.axes[0].get_lines()[:1]
+    # from easy at 0 draws, up to medium, back to easy, held to the last draw
+    assert list(line.get_ydata()) == [0, 1, 0, 0]
+    assert list(line.get_xdata()) == [0, 0, 0, 3]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(LEVELS)
+    fig.savefig(tmp_path / "levels.png")
+    assert (tmp_path / "levels.png").stat().st_size > 0

@@ -55,20 +55,29 @@ def test_a_missing_sft_model_is_a_one_line_error(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_the_pipeline_runs_end_to_end_and_writes_what_the_docs_show(tmp_path):
+TINY = (
+    "--grpo-steps", "1", "--prompts", "2", "--group", "2", "--eval-n", "4", "--eval-batch", "4",
+    "--max-completion", "8", "--no-progress",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    """One tiny run of every phase; its output folder."""
     pytest.importorskip("trl", reason='needs pip install "meeting-gym[trl,local]"')
     pytest.importorskip("gguf", reason='needs pip install "meeting-gym[local]"')
     try:
         resolve_model("smollm2")
     except ValueError as exc:
         pytest.skip(str(exc))
-    out = tmp_path / "run"
-    done = run(
-        "--sft-n", "16", "--sft-batch", "8", "--grpo-steps", "1", "--prompts", "2",
-        "--group", "2", "--eval-n", "4", "--eval-batch", "4", "--max-completion", "8",
-        "--out", str(out), "--no-progress",
-    )  # fmt: skip
+    out = tmp_path_factory.mktemp("grpo") / "run"
+    done = run("--sft-n", "16", "--sft-batch", "8", *TINY, "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def test_the_pipeline_runs_end_to_end_and_writes_what_the_docs_show(pipeline):
+    out = pipeline
     results = json.loads((out / "results.json").read_text())
     assert set(results["eval"]) == {"base", "sft", "grpo"}
     assert results["paired"]["grpo_minus_sft"]["n"] == 4
@@ -100,3 +109,31 @@ def test_the_pipeline_runs_end_to_end_and_writes_what_the_docs_show(tmp_path):
             env.reset(options={"item": item})
             _, reward, _, _, info = env.step(line["reply"])
             assert reward == pytest.approx(line["reward"]) and info["gold"] == line["gold"]
+
+
+def test_grpo_from_a_saved_sft_model_on_a_curriculum(pipeline, tmp_path):
+    """--curriculum: GRPO's items come from a curriculum over every level; its state is saved."""
+    out = tmp_path / "curriculum"
+    done = run(
+        *TINY, "--curriculum", "--difficulty", "", "--sft-model", str(pipeline / "sft_model"),
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    state = json.loads((out / "curriculum.json").read_text())
+    # one step of two items, each a group of two completions, all reported
+    assert state["groups"] == 2 and state["outcomes"] == 4 and state["levels"][0] == "easy"
+    assert (out / "levels.png").is_file()
+    results = json.loads((out / "results.json").read_text())
+    assert results["curriculum"] == state
+    assert results["grpo_zero_spread_share"] == state["zero_spread"] / 2
+    # held out on the default mix, as the curriculum trains on every level
+    task = make_task("CalendarMath-v0", task="add_days")
+    lines = [json.loads(x) for x in (out / "eval_grpo.jsonl").read_text().splitlines()]
+    assert [line["item_id"] for line in lines] == [
+        task.item_id(i) for i in load_split("eval", 4, env=task)
+    ]
+
+
+def test_curriculum_needs_the_mix():
+    done = run("--curriculum", timeout=60)
+    assert done.returncode == 2 and "--curriculum chooses the difficulty" in done.stderr

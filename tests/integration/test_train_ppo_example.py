@@ -64,3 +64,41 @@ def test_an_env_without_a_recipe_is_one_line():
     done = run("--env", "CalendarMath-v0")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "invalid choice: 'CalendarMath-v0'" in done.stderr
+
+
+def test_a_curriculum_run_saves_its_state_and_levels_and_the_comparison_pairs_items(tmp_path):
+    tiny = ["--n-steps", "32", "--batch-size", "32", "--n-envs", "2", "--threads", "1"]
+    done = subprocess.run(
+        [
+            sys.executable, str(ROOT / "examples" / "curriculum_ppo.py"), "--seeds", "0",
+            "--timesteps", "64", "--eval-every", "64", "--eval-n", "3", "--out", str(tmp_path),
+            *tiny,
+        ],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    curriculum = tmp_path / "curriculum_seed0"
+    for name in ("curriculum.json", "levels.png", "results.json"):
+        assert (curriculum / name).is_file(), name
+    state = json.loads((curriculum / "curriculum.json").read_text())
+    # 64 steps of episodes, every one drawn from easy (nothing learnt yet to move it)
+    assert state["levels"] == ["easy", "medium", "hard", "expert"] and state["drawn"]["easy"] > 0
+    runs = [json.loads((tmp_path / f"{arm}_seed0" / "results.json").read_text()) for arm in (
+        "alone", "curriculum")]  # fmt: skip
+    assert [len(r["heldout_rewards"]) for r in runs] == [3, 3]
+    assert runs[0]["args"]["difficulty"] == "expert" and runs[1]["args"]["curriculum"] == "expert"
+    table = (tmp_path / "table.md").read_text()
+    assert "| 0 | expert only |" in table and "| 0 | curriculum |" in table
+    assert "held out on the 3 generated expert scenarios" in table
+    assert "paired curriculum - expert only, seed 0:" in table
+
+
+def test_curriculum_and_difficulty_exclude_each_other_and_a_bad_level_is_one_line():
+    both = run("--curriculum", "expert", "--difficulty", "easy")
+    assert both.returncode == 2 and "exclude each other" in both.stderr
+    bad = run("--curriculum", "legendary", "--timesteps", "1")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr + bad.stdout
+    assert bad.stderr.strip().splitlines() == [
+        "error: MeetingSlot-v0 has no difficulty 'legendary'; choose one of "
+        "('easy', 'medium', 'hard', 'expert')"
+    ]

@@ -425,3 +425,39 @@ def test_waiting_for_a_server_that_is_not_there_ends_with_the_reason():
     with pytest.raises(RuntimeError, match="exited before it answered"):
         wait_healthy(url, timeout=30, alive=lambda: False)
     assert time.monotonic() - began < 10
+
+
+def test_a_session_draws_from_its_own_curriculum_by_option():
+    """reset(curriculum=...) plays the session curriculum's draws; its episodes move it."""
+    from meeting_gym.core.curriculum import Curriculum, Rules
+
+    option = {"window": 4, "min_outcomes": 4, "seed": 3}
+    local = Curriculum.for_env("CalendarMath-v0", seed=3, rules=Rules(window=4, min_outcomes=4))
+    gold = make_policy("gold", env="CalendarMath-v0")
+    with running("CalendarMath-v0") as url, client("CalendarMath-v0", url).sync() as remote:
+        levels = []
+        for _ in range(6):
+            result = remote.reset(curriculum=option)
+            info = result.observation.info
+            draw = local.next()
+            # the same item an in-process curriculum draws, with the same options
+            env = gym.make("CalendarMath-v0", mode="text")
+            question, expected = env.reset(options=draw.options)
+            assert result.observation.text == question and info["item_id"] == expected["item_id"]
+            levels.append(info["curriculum"]["level"])
+            gold.reset(result.observation.text, info)
+            result = remote.step({"text": gold.act(result.observation.text)})
+            local.report(draw, result.reward)
+        # four solved easy items moved the session's curriculum to medium
+        assert levels == ["easy"] * 4 + ["medium"] * 2
+        # an eval item in the same session passes by the curriculum
+        plain = remote.reset(split="eval", index=0)
+        assert "curriculum" not in plain.observation.info
+        with pytest.raises(Exception, match="no other reset option"):
+            remote.reset(curriculum=True, split="eval", index=0)
+        with pytest.raises(Exception, match="unknown curriculum field"):
+            remote.reset(curriculum={"speed": 11})
+        with pytest.raises(Exception, match="window must be"):
+            remote.reset(curriculum={"window": 10**9})
+        again = remote.reset(curriculum=option)  # the same option: the same curriculum goes on
+        assert again.observation.info["curriculum"]["drawn"] == 7
