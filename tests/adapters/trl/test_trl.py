@@ -223,6 +223,23 @@ def tiny_qwen3(tmp_path):
     return Qwen3ForCausalLM(config), tokenizer
 
 
+def tiny_grpo_config(tmp_path, **settings):
+    """A GRPOConfig for a few CPU steps of the tiny model: groups of two, nothing saved."""
+    import trl
+
+    return trl.GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        num_generations=2,
+        learning_rate=1e-4,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        **settings,
+    )
+
+
 @pytest.mark.slow
 def test_grpo_trainer_takes_training_steps_on_meeting_slot(tmp_path, monkeypatch):
     trl = pytest.importorskip("trl")
@@ -231,18 +248,11 @@ def test_grpo_trainer_takes_training_steps_on_meeting_slot(tmp_path, monkeypatch
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     torch.manual_seed(0)
     model, tokenizer = tiny_qwen3(tmp_path)
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path / "grpo"),
+    args = tiny_grpo_config(
+        tmp_path,
         per_device_train_batch_size=2,
-        num_generations=2,
         max_completion_length=24,
         max_steps=2,
-        learning_rate=1e-4,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        save_strategy="no",
         max_tool_calling_iterations=2,
     )
     trainer = trl.GRPOTrainer(
@@ -371,18 +381,11 @@ def test_grpo_trainer_follows_a_curriculum(tmp_path, monkeypatch):
             for k, level in enumerate(columns["difficulty"])
         ]
 
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path / "grpo"),
+    args = tiny_grpo_config(
+        tmp_path,
         per_device_train_batch_size=4,
-        num_generations=2,
         max_completion_length=4,
         max_steps=8,
-        learning_rate=1e-4,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        save_strategy="no",
         shuffle_dataset=False,
     )
     trainer = trl.GRPOTrainer(
