@@ -5,9 +5,11 @@ network, hyperparameters) and the same held-out items of ``--level`` (the eval s
 seed 42): once with ``--difficulty LEVEL`` (every training item at that level), once with
 ``--curriculum LEVEL`` (a :class:`meeting_gym.core.curriculum.Curriculum` from the easiest
 level up to it). Then prints, and writes as ``table.md``, each run's held-out mean reward with
-its 95% interval, the first evaluation that reached the best reward, and the paired per-item
-difference curriculum - level alone. A run whose ``results.json`` exists is read, not rerun.
-Options this script does not know go to ``train_ppo.py`` as they are (``--n-envs 4`` ...).
+its 95% interval, the first evaluation that reached the best reward, the paired per-item
+difference curriculum - level alone for each seed, and across seeds (one difference per
+seed, Student's t: seeds, not items, are what varies between runs). A run whose
+``results.json`` exists is read, not rerun. Options this script does not know go to
+``train_ppo.py`` as they are (``--n-envs 4`` ...).
 
     python examples/curriculum_ppo.py --seeds 0 1 2 --timesteps 60000 --out runs/curriculum_ppo
 """
@@ -16,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
+from statistics import fmean, stdev
 from typing import Any
 
 from meeting_gym.agents.finetune import mean_interval, paired_interval
@@ -97,24 +101,36 @@ def table(args: argparse.Namespace, runs: dict[tuple[str, int], dict[str, Any]])
                 f"{first_at_best(r)} | {reached} | {r['train_seconds'] / 60:.1f} |"
             )
     lines.append("")
-    pooled_after: list[float] = []
-    pooled_before: list[float] = []
+    per_seed = []
     for seed in args.seeds:
         after = runs["curriculum", seed]["heldout_rewards"]
         before = runs["alone", seed]["heldout_rewards"]
         diff, half = paired_interval(after, before)
+        per_seed.append(diff)
         lines.append(
-            f"paired curriculum - {args.level} only, seed {seed}: {diff:+.3f} ± {half:.3f}"
+            f"paired curriculum - {args.level} only, seed {seed}: {diff:+.3f} ± {half:.3f} "
+            f"(over the {len(after)} items)"
         )
-        pooled_after += after
-        pooled_before += before
-    if len(args.seeds) > 1:
-        diff, half = paired_interval(pooled_after, pooled_before)
+    if len(per_seed) > 1:
+        # a training run is the unit that varies: the items of one run do not vary
+        # independently of each other, so the interval across seeds is Student's t over seeds
+        mean, spread = fmean(per_seed), stdev(per_seed)
+        half = t975(len(per_seed) - 1) * spread / math.sqrt(len(per_seed))
         lines.append(
-            f"paired over all {len(args.seeds)} seeds ({len(pooled_after)} pairs): "
-            f"{diff:+.3f} ± {half:.3f}"
+            f"across the {len(per_seed)} seeds (one difference per seed): "
+            f"{mean:+.3f} ± {half:.3f} (95%, Student's t)"
         )
     return lines
+
+
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+"""Student's t 97.5% quantiles for 1 to 10 degrees of freedom."""
+
+
+def t975(df: int) -> float:
+    """The two-sided 95% t quantile for ``df`` degrees of freedom (2.0 above 10: an upper
+    bound up to 60)."""
+    return T975[df - 1] if df <= len(T975) else 2.0
 
 
 def main(argv: list[str] | None = None) -> int:

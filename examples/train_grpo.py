@@ -32,6 +32,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +154,28 @@ def save(tokenizer: Any, model: Any, folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
+def checkpointing() -> dict[str, Any]:
+    """TRL turns activation checkpointing on under its old name, ``gradient_checkpointing``,
+    which transformers 5.25 deprecates with a FutureWarning on every config: the same
+    setting under the new name where transformers has it."""
+    from transformers import TrainingArguments
+
+    fields = TrainingArguments.__dataclass_fields__
+    return {"activation_checkpointing": True} if "activation_checkpointing" in fields else {}
+
+
+def quiet_trl_deprecations() -> None:
+    """Hide the FutureWarnings TRL 1.16 triggers by calling transformers' old method names
+    (``gradient_checkpointing_enable`` ...): TRL's to fix, and they flood every run's output."""
+    warnings.filterwarnings(
+        "ignore", message=r"`(is_)?gradient_checkpointing\w*` is deprecated", category=FutureWarning
+    )
+
+
 def trainer_settings(args: argparse.Namespace) -> dict[str, Any]:
     """What SFT and GRPO share: a CPU run, logged every step, nothing saved or reported."""
     return {
+        **checkpointing(),
         "logging_steps": 1,
         "save_strategy": "no",
         "report_to": [],
@@ -452,6 +472,7 @@ def write_eval(path: Path, results: list[Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.show_progress = sys.stderr.isatty() if args.progress is None else args.progress
+    quiet_trl_deprecations()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 

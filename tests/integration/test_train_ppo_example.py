@@ -70,7 +70,7 @@ def test_a_curriculum_run_saves_its_state_and_levels_and_the_comparison_pairs_it
     tiny = ["--n-steps", "32", "--batch-size", "32", "--n-envs", "2", "--threads", "1"]
     done = subprocess.run(
         [
-            sys.executable, str(ROOT / "examples" / "curriculum_ppo.py"), "--seeds", "0",
+            sys.executable, str(ROOT / "examples" / "curriculum_ppo.py"), "--seeds", "0", "1",
             "--timesteps", "64", "--eval-every", "64", "--eval-n", "3", "--out", str(tmp_path),
             *tiny,
         ],
@@ -91,6 +91,19 @@ def test_a_curriculum_run_saves_its_state_and_levels_and_the_comparison_pairs_it
     assert "| 0 | expert only |" in table and "| 0 | curriculum |" in table
     assert "held out on the 3 generated expert scenarios" in table
     assert "paired curriculum - expert only, seed 0:" in table
+    # across seeds: one difference per seed, with Student's t for one degree of freedom
+    diffs = []
+    for seed in (0, 1):
+        after, before = (
+            json.loads((tmp_path / f"{arm}_seed{seed}" / "results.json").read_text())[
+                "heldout_rewards"
+            ]
+            for arm in ("curriculum", "alone")
+        )
+        diffs.append(sum(a - b for a, b in zip(after, before, strict=True)) / len(after))
+    mean, spread = sum(diffs) / 2, abs(diffs[0] - diffs[1]) / 2**0.5
+    half = 12.706 * spread / 2**0.5
+    assert f"across the 2 seeds (one difference per seed): {mean:+.3f} ± {half:.3f}" in table
 
 
 def test_curriculum_and_difficulty_exclude_each_other_and_a_bad_level_is_one_line():
