@@ -24,6 +24,7 @@ rewards, episode ends and infos are the env's, from its own engine and rubric.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 import gymnasium as gym
@@ -31,6 +32,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import DependencyNotInstalled
 
+from meeting_gym.core.curriculum import Curriculum
+from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
 from meeting_gym.core.registry import ENVS, load_object
 
 INSTALL_HINT = 'pip install torch==2.13.0 && pip install "meeting-gym[rllib]"'
@@ -133,10 +136,34 @@ def discrete_env_ids() -> list[str]:
 
 
 def make_env(env_id: str, config: dict[str, Any] | None = None) -> MaskedObservation:
-    """``gym.make(env_id, mode="discrete", **config)`` wrapped for RLlib (an env creator)."""
+    """``gym.make(env_id, mode="discrete", **config)`` wrapped for RLlib (an env creator).
+
+    ``config["curriculum"]`` (True, or an object of
+    :meth:`~meeting_gym.core.curriculum.Curriculum.from_option`'s fields) draws every reset's
+    item from a curriculum: one per env runner, shared by its sub-envs, seeded with the
+    option's seed plus the runner's index so that runners draw different items.
+    """
     kwargs = dict(config or {})  # RLlib passes an EnvContext (a dict with worker info)
+    option = kwargs.pop("curriculum", None)
     kwargs.setdefault("mode", "discrete")
-    return MaskedObservation(gym.make(env_id, **kwargs))
+    env = gym.make(env_id, **kwargs)
+    if option:
+        worker = int(getattr(config, "worker_index", 0))
+        env = CurriculumWrapper(env, runner_curriculum(env_id, option, worker))
+    return MaskedObservation(env)
+
+
+_RUNNER_CURRICULA: dict[tuple[str, str, int], Curriculum] = {}
+
+
+def runner_curriculum(env_id: str, option: Any, worker: int) -> Curriculum:
+    """The curriculum of env runner ``worker`` in this process (made on first use)."""
+    key = (env_id, json.dumps(option, sort_keys=True, default=str), worker)
+    if key not in _RUNNER_CURRICULA:
+        spec = {} if option is True else dict(option)
+        spec["seed"] = int(spec.get("seed", 0)) + worker
+        _RUNNER_CURRICULA[key] = Curriculum.from_option(env_id, spec)
+    return _RUNNER_CURRICULA[key]
 
 
 # ---------------------------------------------------------------------- the Ray side

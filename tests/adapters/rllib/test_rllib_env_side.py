@@ -139,3 +139,31 @@ def test_text_mode_is_refused_with_the_reason():
         adapter.make_env("MeetingSlot-v0", {"mode": "text"})
     with pytest.raises(ValueError, match="unknown mode 'discrete'"):  # the env's own refusal
         adapter.make_env("CalendarMath-v0")
+
+
+class _EnvContext(dict):
+    """What RLlib passes an env creator: the env config plus the runner's index."""
+
+    def __init__(self, config: dict, worker_index: int) -> None:
+        super().__init__(config)
+        self.worker_index = worker_index
+
+
+def test_a_curriculum_in_the_env_config_is_shared_by_a_runners_sub_envs():
+    option = {"up_to": "hard", "seed": 5, "window": 4, "min_outcomes": 4}
+    first = adapter.make_env("MeetingSlot-v0", _EnvContext({"curriculum": option}, 1))
+    second = adapter.make_env("MeetingSlot-v0", _EnvContext({"curriculum": option}, 1))
+    other = adapter.make_env("MeetingSlot-v0", _EnvContext({"curriculum": option}, 2))
+    cur = first.env.curriculum
+    assert second.env.curriculum is cur and other.env.curriculum is not cur
+    assert (cur.seed, other.env.curriculum.seed, cur.levels) == (6, 7, ("easy", "medium", "hard"))
+    _, info = first.reset(seed=0)
+    assert info["curriculum_level"] == "easy" and cur.drawn["easy"] == 1
+    done = False
+    while not done:  # the last legal action ends the episode (an answer)
+        action = int(np.flatnonzero(info["action_mask"])[-1])
+        _, _, terminated, truncated, info = first.step(action)
+        done = terminated or truncated
+    assert cur.outcomes == 1
+    plain = adapter.make_env("MeetingSlot-v0", _EnvContext({}, 1))
+    assert not isinstance(plain.env, type(first.env))
