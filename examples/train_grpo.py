@@ -104,6 +104,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="GRPO draws its items from a curriculum over every difficulty (needs --difficulty "
         "''): writes curriculum.json and levels.png",
     )
+    p.add_argument(
+        "--curriculum-replay",
+        type=float,
+        default=0.0,
+        help="with --curriculum: the share of draws that offer again an item whose group's "
+        "success rate was inside the band (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: every core)")
     p.add_argument("--out", default="runs/grpo", help="output directory")
@@ -115,6 +122,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.group < 2:
         p.error("--group must be at least 2: GRPO compares completions of one prompt")
     args.tools = task_class(args.env).toolset is not None
+    if not 0.0 <= args.curriculum_replay <= 1.0:
+        p.error("--curriculum-replay must be a share from 0 to 1")
     if args.curriculum and (args.difficulty or args.tools):
         p.error(
             "--curriculum chooses the difficulty itself: give --difficulty '' and a single-turn env"
@@ -267,7 +276,7 @@ def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) ->
     from trl import GRPOTrainer
 
     from meeting_gym.adapters.trl import curriculum_dataset, curriculum_reward, reward_function
-    from meeting_gym.core.curriculum import Curriculum
+    from meeting_gym.core.curriculum import Curriculum, Rules
 
     config = grpo_config(args, out)
     reward = reward_function(args.env, **task_options(args))
@@ -275,7 +284,8 @@ def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) ->
     if args.curriculum:
         # its items are train items at each level (disjoint from eval by construction); the
         # stream is read in order (shuffle_dataset=False above), one generation batch ahead
-        curriculum = Curriculum.for_env(args.env, seed=args.seed)
+        rules = Rules(replay=args.curriculum_replay)
+        curriculum = Curriculum.for_env(args.env, seed=args.seed, rules=rules)
         n = args.grpo_steps * args.prompts
         data = curriculum_dataset(
             args.env, curriculum, n, system_prompt=args.prompt_text, **task_options(args)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 
+from meeting_gym.core.curriculum import Draw
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import DEFAULT_SEED, load_split
 
@@ -145,8 +146,8 @@ def curriculum_reward(
         keys = zip(columns["difficulty"], columns["index"], columns["split_seed"], strict=True)
         for key, value in zip(keys, values, strict=True):
             groups.setdefault(key, []).append(float(value))
-        for (level, _, _), group in groups.items():
-            curriculum.report(level, group)
+        for (level, index, seed), group in groups.items():
+            curriculum.report(Draw(level, int(index), int(seed)), group)
         return values
 
     reported.__name__ = getattr(reward, "__name__", "reward")

@@ -11,7 +11,10 @@ success sits inside a target band, from the outcomes it is told. Its rules are p
   last ``window`` outcomes);
 * once the current level's window holds at least ``min_outcomes`` outcomes, a success
   rate above ``high`` steps up one level and a rate below ``low`` steps down one; the
-  window of the level it moves to is emptied, so the next move waits for fresh evidence.
+  window of the level it moves to is emptied, so the next move waits for fresh evidence;
+* optionally (``replay`` > 0), an item whose group's success rate fell inside the band is
+  kept, and a share ``replay`` of the draws offers such an item again (each at most
+  ``replays`` more times): what the learner's own samples showed to be at its frontier.
 
 Items come from the env's own ``train`` split (never ``eval`` nor ``curated``, see
 :mod:`meeting_gym.core.splits`): level ``L``'s ``k``-th draw is train item ``k`` of split
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,7 +40,12 @@ from typing import Any
 STATE_VERSION = 1
 MAX_WINDOW = 4096
 """The longest window a curriculum keeps (outcomes per level): its memory stays small."""
-OPTION_KEYS = frozenset({"up_to", "seed", "low", "high", "window", "min_outcomes", "success"})
+MAX_FRONTIER = 1024
+"""The most items kept for replay (the oldest go first)."""
+MAX_REPLAYS = 16
+OPTION_KEYS = frozenset(
+    {"up_to", "seed", "low", "high", "window", "min_outcomes", "success", "replay", "replays"}
+)
 """What a ``curriculum`` option (a server's reset option) may set."""
 SPREAD_EPSILON = 1e-9
 """Rewards closer than this count as equal (a group with no spread gives GRPO nothing)."""
@@ -50,7 +59,9 @@ class Rules:
     solved 80% of the time is too easy, one never solved too hard); ``window`` outcomes
     per level are remembered; ``min_outcomes`` of them are needed before a move;
     ``success`` is the reward an outcome must reach to count as solved (None: the task's
-    best reward).
+    best reward); ``replay`` is the share of draws that offer again an item whose group's
+    success rate was inside the band, ``replays`` how many more times one item may be
+    offered.
     """
 
     low: float = 0.2
@@ -58,6 +69,8 @@ class Rules:
     window: int = 32
     min_outcomes: int = 16
     success: float | None = None
+    replay: float = 0.0
+    replays: int = 1
 
     def __post_init__(self) -> None:
         for name in ("low", "high"):
@@ -89,6 +102,20 @@ class Rules:
             or not math.isfinite(self.success)
         ):
             raise ValueError(f"success must be a finite reward, got {self.success!r}")
+        if (
+            isinstance(self.replay, bool)
+            or not isinstance(self.replay, (int, float))
+            or not 0.0 <= self.replay <= 1.0
+        ):
+            raise ValueError(f"replay must be a share from 0 to 1, got {self.replay!r}")
+        if (
+            isinstance(self.replays, bool)
+            or not isinstance(self.replays, int)
+            or not 1 <= self.replays <= MAX_REPLAYS
+        ):
+            raise ValueError(
+                f"replays must be an integer from 1 to {MAX_REPLAYS}, got {self.replays!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -149,6 +176,12 @@ class Curriculum:
         self.groups = 0
         self.zero_spread = 0
         self.moves: list[dict[str, Any]] = []
+        self.draws = 0
+        self.replayed = 0
+        # items at the learner's frontier, [level, index, times offered], oldest first; and
+        # the times offered of replayed items whose outcome has not come back yet
+        self.frontier: list[list[Any]] = []
+        self.offered: dict[str, int] = {}
 
     @classmethod
     def for_env(
@@ -206,11 +239,26 @@ class Curriculum:
         return self.levels[self.level]
 
     def next(self) -> Draw:
-        """The next training item: the next unused train index of the current level."""
+        """The next training item: the next unused train index of the current level, or
+        (a share ``rules.replay`` of the draws) an item of this level kept for replay."""
         level = self.current
+        self.draws += 1
+        if self.rules.replay and self._roll() < self.rules.replay:
+            for k, (kept, index, offered) in enumerate(self.frontier):
+                if kept == level:
+                    del self.frontier[k]
+                    self.offered[f"{level}:{index}"] = offered + 1
+                    if len(self.offered) > MAX_FRONTIER:  # outcomes that never came back
+                        del self.offered[next(iter(self.offered))]
+                    self.replayed += 1
+                    return Draw(level, index, self.seed)
         draw = Draw(level, self.drawn[level], self.seed)
         self.drawn[level] += 1
         return draw
+
+    def _roll(self) -> float:
+        """A number in [0, 1) fixed by the seed and the draw's number (resumes exactly)."""
+        return random.Random(f"meeting_gym:curriculum:{self.seed}:{self.draws}").random()
 
     def take(self, n: int) -> list[Draw]:
         """The next ``n`` draws (the level cannot move between them: no outcomes come in)."""
@@ -236,11 +284,24 @@ class Curriculum:
             self.groups += 1
             if max(values) - min(values) <= SPREAD_EPSILON:
                 self.zero_spread += 1
+        solved = [int(v >= self.threshold - SPREAD_EPSILON) for v in values]
+        if isinstance(level, Draw):
+            self._keep(level, solved)
         window = self.windows[name]
-        window.extend(int(v >= self.threshold - SPREAD_EPSILON) for v in values)
+        window.extend(solved)
         del window[: -self.rules.window]
         self.outcomes += len(values)
         return self._decide()
+
+    def _keep(self, draw: Draw, solved: list[int]) -> None:
+        """Keep ``draw``'s item for replay if its group's success rate was inside the band."""
+        offered = self.offered.pop(f"{draw.level}:{draw.index}", 1)
+        if not self.rules.replay or len(solved) < 2 or offered > self.rules.replays:
+            return
+        rate = sum(solved) / len(solved)
+        if 0 < rate < 1 and self.rules.low <= rate <= self.rules.high:
+            self.frontier.append([draw.level, draw.index, offered])
+            del self.frontier[:-MAX_FRONTIER]
 
     def success_rate(self, level: str | None = None) -> float | None:
         """The recent success rate at ``level`` (default: the current one); None if unknown."""
@@ -290,6 +351,10 @@ class Curriculum:
             "groups": self.groups,
             "zero_spread": self.zero_spread,
             "moves": [dict(move) for move in self.moves],
+            "draws": self.draws,
+            "replayed": self.replayed,
+            "frontier": [list(entry) for entry in self.frontier],
+            "offered": dict(self.offered),
         }
 
     @classmethod
@@ -317,6 +382,15 @@ class Curriculum:
             out.groups = _count(state["groups"], "groups")
             out.zero_spread = _count(state["zero_spread"], "zero_spread")
             out.moves = [dict(move) for move in state["moves"]]
+            out.draws = _count(state["draws"], "draws")
+            out.replayed = _count(state["replayed"], "replayed")
+            out.frontier = [
+                [str(level), _count(index, "a frontier index"), _count(offered, "offered")]
+                for level, index, offered in state["frontier"]
+            ][-MAX_FRONTIER:]
+            out.offered = {
+                str(key): _count(value, "offered") for key, value in state["offered"].items()
+            }
         except (KeyError, TypeError) as exc:
             raise ValueError(f"malformed curriculum state: {exc!r}") from exc
         return out

@@ -170,7 +170,7 @@ def _run(cur: Curriculum, steps: int) -> list[Draw]:
     return drawn
 
 
-RESUME_RULES = Rules(window=16, min_outcomes=8, success=1.0)
+RESUME_RULES = Rules(window=16, min_outcomes=8, success=1.0, replay=0.5, replays=2)
 
 
 def test_a_resumed_run_draws_what_an_uninterrupted_one_draws(tmp_path):
@@ -188,6 +188,8 @@ def test_a_resumed_run_draws_what_an_uninterrupted_one_draws(tmp_path):
     # the run moved both ways before and after the cut: the resume carried a level over
     assert [m["to"] for m in whole.moves][:3] == ["medium", "hard", "medium"]
     assert first.moves and len(whole.moves) > len(first.moves)
+    # and replayed items on both sides of the cut: the frontier was carried over too
+    assert first.replayed and whole.replayed > first.replayed and first.frontier
     assert json.loads((tmp_path / "curriculum.json").read_text())["level"] in LEVELS
 
 
@@ -293,3 +295,47 @@ def test_the_levels_picture_is_drawn_from_a_saved_state(tmp_path):
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(LEVELS)
     fig.savefig(tmp_path / "levels.png")
     assert (tmp_path / "levels.png").stat().st_size > 0
+
+
+def test_an_item_whose_group_was_inside_the_band_is_offered_again():
+    cur = _curriculum(replay=1.0, replays=1)
+    first = cur.next()
+    cur.report(first, [1.0, 0.0, 1.0, 0.0])  # a rate of 0.5: at the frontier
+    again = cur.next()
+    assert again == first and cur.replayed == 1 and cur.frontier == []
+    cur.report(again, [1.0, 0.0, 0.0, 1.0])  # offered twice already: not kept a third time
+    assert cur.frontier == [] and cur.next() == Draw("easy", 1, 0)
+
+
+def test_items_outside_the_band_and_single_outcomes_are_not_kept():
+    cur = _curriculum(replay=1.0)
+    for rewards in ([1.0] * 4, [0.0] * 4, [1.0, 1.0, 1.0, 1.0, 1.0, 0.0], 1.0):
+        cur.report(cur.next(), rewards)
+    assert cur.frontier == [] and cur.replayed == 0
+    plain = _curriculum()  # replay 0: nothing is ever kept
+    plain.report(plain.next(), [1.0, 0.0])
+    assert plain.frontier == [] and plain.next() == Draw("easy", 1, 0)
+
+
+def test_replays_come_from_the_current_level_only_and_at_the_share_asked():
+    cur = _curriculum(replay=0.5, replays=16)
+    cur.report(Draw("medium", 7, 0), [1.0, 0.0])  # a medium item, while the level is easy
+    assert cur.frontier == [["medium", 7, 1]]
+    draws = cur.take(200)
+    assert all(d.level == "easy" for d in draws) and cur.replayed == 0
+    # every group at the frontier (kept once each): about half the draws are replays
+    cur = _curriculum(replay=0.5, replays=1, high=0.9)
+    seen = []
+    for _ in range(400):
+        draw = cur.next()
+        seen.append(draw)
+        cur.report(draw, [1.0, 0.0])
+    assert 0.4 < cur.replayed / cur.draws < 0.6
+    assert max(seen.count(d) for d in seen) == 2  # no item is offered more than twice
+
+
+def test_replay_rules_are_checked():
+    with pytest.raises(ValueError, match="replay must be a share"):
+        Rules(replay=1.5)
+    with pytest.raises(ValueError, match="replays must be"):
+        Rules(replays=0)

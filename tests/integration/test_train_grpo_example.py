@@ -37,6 +37,7 @@ def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
         (["--env", "TimetablePlanner-v0"], "no short system prompt for TimetablePlanner-v0"),
         (["--system-prompt", " "], "the system prompt is empty"),
         (["--model", "no/such/folder"], "--model: no model at 'no/such/folder'"),
+        (["--curriculum-replay", "2"], "--curriculum-replay must be a share from 0 to 1"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(args, message):
