@@ -73,49 +73,35 @@ class Rules:
     replays: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("low", "high"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name} must be a number, got {value!r}")
-        if not 0.0 <= self.low < self.high <= 1.0:
+        low = _number("low", self.low, 0.0, 1.0)
+        if not low < _number("high", self.high, 0.0, 1.0):
             raise ValueError(f"need 0 <= low < high <= 1, got low={self.low}, high={self.high}")
-        if (
-            isinstance(self.window, bool)
-            or not isinstance(self.window, int)
-            or not 1 <= self.window <= MAX_WINDOW
-        ):
-            raise ValueError(
-                f"window must be an integer from 1 to {MAX_WINDOW}, got {self.window!r}"
-            )
-        if (
-            isinstance(self.min_outcomes, bool)
-            or not isinstance(self.min_outcomes, int)
-            or not 1 <= self.min_outcomes <= self.window
-        ):
-            raise ValueError(
-                f"min_outcomes must be an integer from 1 to window ({self.window}), "
-                f"got {self.min_outcomes!r}"
-            )
-        if self.success is not None and (
-            isinstance(self.success, bool)
-            or not isinstance(self.success, (int, float))
-            or not math.isfinite(self.success)
-        ):
-            raise ValueError(f"success must be a finite reward, got {self.success!r}")
-        if (
-            isinstance(self.replay, bool)
-            or not isinstance(self.replay, (int, float))
-            or not 0.0 <= self.replay <= 1.0
-        ):
-            raise ValueError(f"replay must be a share from 0 to 1, got {self.replay!r}")
-        if (
-            isinstance(self.replays, bool)
-            or not isinstance(self.replays, int)
-            or not 1 <= self.replays <= MAX_REPLAYS
-        ):
-            raise ValueError(
-                f"replays must be an integer from 1 to {MAX_REPLAYS}, got {self.replays!r}"
-            )
+        _integer("window", self.window, 1, MAX_WINDOW)
+        _integer("min_outcomes", self.min_outcomes, 1, self.window)
+        if self.success is not None:
+            _number("success", self.success, -math.inf, math.inf)
+        _number("replay", self.replay, 0.0, 1.0)
+        _integer("replays", self.replays, 1, MAX_REPLAYS)
+
+
+def _number(name: str, value: Any, low: float, high: float) -> float:
+    """``value`` if it is a finite number from ``low`` to ``high``, else ``ValueError``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        bounds = "a finite number" if math.isinf(low) else f"a number from {low:g} to {high:g}"
+        raise ValueError(f"{name} must be {bounds}, got {value!r:.60}")
+    return float(value)
+
+
+def _integer(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` if it is an integer from ``low`` to ``high``, else ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer from {low} to {high}, got {value!r:.60}")
+    return value
 
 
 @dataclass(frozen=True)

@@ -335,7 +335,7 @@ def test_replays_come_from_the_current_level_only_and_at_the_share_asked():
 
 
 def test_replay_rules_are_checked():
-    with pytest.raises(ValueError, match="replay must be a share"):
+    with pytest.raises(ValueError, match="replay must be a number from 0 to 1"):
         Rules(replay=1.5)
     with pytest.raises(ValueError, match="replays must be"):
         Rules(replays=0)
