@@ -235,6 +235,27 @@ def make_env(env_id: str, **kwargs: Any) -> Any:
         return None
 
 
+def render_row(
+    env_id: str, frames: int, chooser: Callable[[Any, int], Callable[[Any], Any]], **kwargs: Any
+) -> Measure:
+    """The ``render`` row of an env with an rgb_array mode: frames per second, ``frames``
+    a repeat, ``chooser(env, repeat)`` picking the actions between frames; n/a without
+    Pillow. ``kwargs`` go to ``gymnasium.make``."""
+    from gymnasium.error import DependencyNotInstalled
+
+    try:
+        env = make_env(env_id, render_mode="rgb_array", **kwargs)
+    except DependencyNotInstalled:  # no Pillow: the row says n/a
+        env = None
+
+    def rate(repeat: int) -> float | None:
+        if env is None:
+            return None
+        return render_rate(env, frames, chooser(env, repeat), repeat)
+
+    return Measure("render", "rgb_array frame (render per step)", rate, unit="frames/s")
+
+
 # ----------------------------------------------------------------------------- plans
 
 

@@ -27,15 +27,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gymnasium.error import DependencyNotInstalled
-
 from meeting_gym.bench import (
     Budget,
     Measure,
     clock,
     make_env,
     masked_chooser,
-    render_rate,
+    render_row,
     reset_times,
     rollout_rate,
     step_rate,
@@ -224,18 +222,7 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
 
             rows.append(Measure(f"{mode} {kind}", f"{mode}: make_vec {kind} x{n}", vector))
 
-    try:
-        render_env = make_env(env_id, mode="discrete", render_mode="rgb_array")
-    except DependencyNotInstalled:  # no Pillow: the row says n/a
-        render_env = None
-
-    def frames(r: int) -> float | None:
-        if render_env is None:
-            return None
-        frames = max(budget.steps // 8, 5)
-        return render_rate(render_env, frames, tool_call_chooser(render_env, r), r)
-
-    rows.append(Measure("render", "rgb_array frame (render per step)", frames, unit="frames/s"))
+    rows.append(render_row(env_id, max(budget.steps // 8, 5), tool_call_chooser, mode="discrete"))
 
     def cold(_r: int) -> list[float]:
         zones._year.cache_clear()

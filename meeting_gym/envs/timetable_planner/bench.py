@@ -28,14 +28,13 @@ import time
 from typing import Any
 
 import numpy as np
-from gymnasium.error import DependencyNotInstalled
 
 from meeting_gym.bench import (
     Budget,
     Measure,
     make_env,
     masked_chooser,
-    render_rate,
+    render_row,
     reset_times,
     rollout_rate,
     step_rate,
@@ -237,18 +236,8 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
 
         label = f"discrete: reset() fresh scenario, {difficulty or 'default mix'}"
         rows.append(Measure(f"reset {difficulty}", label, resets, "time"))
-    try:
-        render_env = make_env(env_id, render_mode="rgb_array")
-    except DependencyNotInstalled:  # no Pillow: the row says n/a
-        render_env = None
-
-    def frames(r: int) -> float | None:
-        if render_env is None:
-            return None
-        frames = max(budget.steps // 20, 5)
-        return render_rate(render_env, frames, masked_chooser(r), r)
-
-    rows.append(Measure("render", "rgb_array frame (render per step)", frames, unit="frames/s"))
+    frames = max(budget.steps // 20, 5)
+    rows.append(render_row(env_id, frames, lambda _env, repeat: masked_chooser(repeat)))
     return rows
 
 
