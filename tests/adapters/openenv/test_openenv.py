@@ -343,6 +343,20 @@ def test_serve_command_runs_a_server(tmp_path):
         proc.wait(timeout=20)
 
 
+def test_the_deployment_lock_records_the_package_as_it_is():
+    """deploy/openenv/uv.lock was once left at 0.1.0 with five extras: it must follow
+    pyproject.toml (regenerate it with `uv lock` in that folder)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lock = tomllib.loads((ROOT / "deploy" / "openenv" / "uv.lock").read_text())
+    (ours,) = [p for p in lock["package"] if p["name"] == "meeting-gym"]
+    assert "version" not in ours or ours["version"] == project.get("version")
+    assert ours["metadata"]["provides-extras"] == list(project["optional-dependencies"])
+    core = {r["name"] for r in ours["metadata"]["requires-dist"] if "marker" not in r}
+    assert core == {"gymnasium", "numpy", "tzdata"}
+
+
 def test_openenv_validate_passes_on_the_layout_and_on_a_running_server():
     import shutil
     import subprocess
