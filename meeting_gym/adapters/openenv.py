@@ -57,7 +57,8 @@ from typing import Any, ClassVar, Literal
 import gymnasium as gym
 import numpy as np
 
-from meeting_gym.core.curriculum import Curriculum, Draw
+from meeting_gym.core.curriculum import Curriculum
+from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import SPLIT_OPTIONS
 from meeting_gym.core.text_env import MAX_CALLS_PER_TURN
@@ -119,7 +120,7 @@ def models(env_id: str) -> Models:
     options = frozenset(SPLIT_OPTIONS | {"item", "curriculum"} | cls.reset_options)
 
     fields: dict[str, Any] = {}
-    if cls.answers:
+    if cls.episode_class.answers:
         fields["answer"] = (
             str | None,
             Field(None, description=f"the final answer: the content of <{answer_tag}>...</..>"),
@@ -146,7 +147,7 @@ def models(env_id: str) -> Models:
     # the task's own action object, field by field (TimetablePlanner: its predecessor's
     # TimetablePlannerAction, so old payloads work unchanged); any JSON value, as there:
     # the env's parser coerces and names what is wrong. OpenEnv's base has ``metadata``.
-    object_fields = tuple(name for name in cls.action_fields if name != "metadata")
+    object_fields = tuple(name for name in cls.episode_class.action_fields if name != "metadata")
     for name in object_fields:
         fields[name] = (Any, Field(None, description=f"the action object's {name}"))
     if object_fields:
@@ -242,44 +243,46 @@ class _ServedEnv:
         self.last_info: dict[str, Any] = {}
         self.done = False
         self.started = False
-        self.curriculum: Curriculum | None = None
+        # A curriculum session plays through the same CurriculumWrapper that classic RL
+        # uses (so draws and reports follow one rule); other resets go to the env itself.
+        self.curriculum: CurriculumWrapper | None = None
         self.curriculum_option: Any = None
-        self.draw: Draw | None = None
-        self.episode_return = 0.0
+        self.playing: gym.Env = self.env
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **options: Any) -> Any:
         unknown = sorted(set(options) - self.models.reset_options)
         if unknown:
             known = ", ".join(sorted(self.models.reset_options))
             raise ValueError(f"unknown reset field(s) {', '.join(unknown)}; known: seed, {known}")
-        draw = self._curriculum_draw(options.pop("curriculum", None), options)
-        observation, info = self.env.reset(
-            seed=seed, options=draw.options if draw else options or None
-        )
+        self.playing = self._player(options.pop("curriculum", None), options)
+        # the wrapper draws only when it is given no options of the caller's
+        observation, info = self.playing.reset(seed=seed, options=options or None)
         self.episode_id, self.steps, self.done, self.started = episode_id, 0, False, True
-        self.draw, self.episode_return = draw, 0.0
-        if draw is not None and self.curriculum is not None:
+        if self.playing is not self.env:
             info = {**info, "curriculum": self._curriculum_info()}
         self.last_info = jsonable(info)
         return self.models.observation(text=observation, info=self.last_info, reward=None)
 
-    def _curriculum_draw(self, option: Any, options: dict[str, Any]) -> Draw | None:
-        """The session curriculum's next draw, made (or remade) as ``option`` asks; or None."""
+    def _player(self, option: Any, options: dict[str, Any]) -> gym.Env:
+        """The env this episode plays: the session's curriculum wrapper (made or remade as
+        ``option`` asks), or the env itself when there is no curriculum option."""
         if option is None or option is False:
-            return None
+            return self.env
         if options:
             raise ValueError(
                 "curriculum draws the item itself: give no other reset option with it "
                 f"(got {', '.join(sorted(options))})"
             )
         if self.curriculum is None or option != self.curriculum_option:
-            self.curriculum = Curriculum.from_option(self.env_id, option)
+            self.curriculum = CurriculumWrapper(
+                self.env, Curriculum.from_option(self.env_id, option)
+            )
             self.curriculum_option = option
-        return self.curriculum.next()
+        return self.curriculum
 
     def _curriculum_info(self) -> dict[str, Any]:
-        cur = self.curriculum
-        assert cur is not None
+        assert self.curriculum is not None
+        cur = self.curriculum.curriculum
         rate = cur.success_rate()
         return {
             "level": cur.current,
@@ -297,13 +300,9 @@ class _ServedEnv:
         if self.done:
             raise NoEpisodeError("the episode is over: call reset")
         text = to_text(action, self.env.unwrapped.task.answer_tag, self.models.object_fields)
-        observation, reward, terminated, truncated, info = self.env.step(text)
+        observation, reward, terminated, truncated, info = self.playing.step(text)
         self.steps += 1
         self.done = bool(terminated or truncated)
-        self.episode_return += float(reward)
-        if self.done and self.draw is not None and self.curriculum is not None:
-            self.curriculum.report(self.draw, self.episode_return)
-            self.draw = None
         self.last_info = jsonable(info)
         return self.models.observation(
             text=observation, info=self.last_info, reward=float(reward), done=self.done
