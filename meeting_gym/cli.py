@@ -230,7 +230,7 @@ def _eval(args: argparse.Namespace) -> int:
             rows,
             rubric=task.rubric,
             extra=extra_lines,
-            truncation_note=task.truncation_note,
+            truncation_note=task.episode_class.truncation_note,
         )
         print(table)
     if args.out:

@@ -36,7 +36,7 @@ import gymnasium as gym
 import meeting_gym
 from meeting_gym.agents.evaluate import EpisodeResult, evaluate, result_of
 from meeting_gym.agents.heldout import malformed_turns, refused
-from meeting_gym.agents.policies import TextPolicyAgent, make_policy
+from meeting_gym.agents.policies import make_policy
 from meeting_gym.agents.replay import replay_row
 from meeting_gym.core.loop import play
 from meeting_gym.core.registry import make_task
@@ -47,7 +47,7 @@ def item_sets(env_id: str, eval_n: int, curated_n: int | None) -> dict[str, list
     """``curated`` and held-out ``eval`` items, each with the reset options that address it."""
     task = make_task(env_id)
     curated = load_split("curated", n=curated_n, env=task)
-    skip = len(load_split("curated", env=task)) if task.eval_curated else 0
+    skip = len(task.eval_prefix())
     held = load_split("eval", n=skip + eval_n, env=task)[skip:]
     sets = {
         "curated": [(item, {"split": "curated", "index": i}) for i, item in enumerate(curated)],
@@ -71,7 +71,7 @@ def run_policy(env_id: str, name: str, items: list[tuple[Any, dict]], max_turns:
     kwargs = {"mode": "text", **({"max_turns": max_turns} if max_turns else {})}
     env = gym.make(env_id, disable_env_checker=True, **kwargs)
     rubric = env.unwrapped.task.rubric
-    agent = TextPolicyAgent(make_policy(name, seed=0, env=env_id))
+    agent = make_policy(name, seed=0, env=env_id)
     results, bad, turns = [], 0, 0
     for k, (item, _options) in enumerate(items):
         rollout = play(env, agent, seed=k, options={"item": item})

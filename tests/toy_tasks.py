@@ -83,8 +83,8 @@ class SevenTerms(Task):
 class ToyGold(Policy):
     name = "gold"
 
-    def reset(self, observation, info, seed=None):
+    def reset(self, observation, info, seed=None, *, env=None):
         self.answer = str(info["digit"])
 
-    def act(self, observation):
+    def act(self, observation, info=None):
         return self.answer

@@ -200,6 +200,8 @@ def _registered(env_id: str) -> str:
 
 
 API_MODULES = (
+    "meeting_gym.core.task",
+    "meeting_gym.core.episode",
     "meeting_gym.core.loop",
     "meeting_gym.core.protocol",
     "meeting_gym.agents.evaluate",

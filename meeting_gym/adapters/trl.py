@@ -130,6 +130,22 @@ def curriculum_dataset(
     return IterableDataset.from_generator(generate)
 
 
+def curriculum_draws(
+    env_id: str,
+    curriculum: Curriculum,
+    system_prompt: str | None = None,
+    **task_options: Any,
+) -> Callable[[int], list[dict[str, Any]]]:
+    """A function giving the next ``n`` rows ``curriculum`` draws (the shape of
+    :func:`rows`'): the fresh groups of :func:`~meeting_gym.adapters.trl_spread.keep_spread`."""
+    env = gym.make(env_id, mode="text", disable_env_checker=True, **task_options)
+
+    def draws(n: int) -> list[dict[str, Any]]:
+        return [_row(env, curriculum.next().options, system_prompt) for _ in range(n)]
+
+    return draws
+
+
 def curriculum_reward(
     reward: Callable[..., list[float]], curriculum: Curriculum
 ) -> Callable[..., list[float]]:
@@ -243,7 +259,8 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type:
     if cls.toolset is None:
         raise ValueError(f"{env_id} has no tools: train it with reward_function({env_id!r})")
     methods: dict[str, Any] = {tool.name: _tool_method(tool) for tool in cls.toolset}
-    if cls.answers:  # a task whose tools end the episode (submit_timetable) has no answer
+    # a task whose tools end the episode (submit_timetable) has no answer
+    if cls.episode_class.answers:
         methods["answer"] = answer
     stem = "".join(ch for ch in env_id.rsplit("-v", 1)[0] if ch.isalnum())
     return type(
@@ -254,7 +271,7 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type:
             "env_id": env_id,
             "env_kwargs": dict(env_kwargs),
             "__doc__": f"{env_id} for TRL: its tools, reset(**row) and get_reward()"
-            + (", and answer()" if cls.answers else "")
+            + (", and answer()" if cls.episode_class.answers else "")
             + ".",
         },
     )
@@ -293,6 +310,7 @@ __all__ = [
     "ROW_KEYS",
     "EnvTools",
     "curriculum_dataset",
+    "curriculum_draws",
     "curriculum_reward",
     "curriculum_rows",
     "dataset",

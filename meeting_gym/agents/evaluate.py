@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 import gymnasium as gym
 
-from meeting_gym.agents.policies import TextPolicyAgent
 from meeting_gym.core.loop import Rollout, play
 from meeting_gym.core.registry import DEFAULT_ENV, load_object, task_class
 from meeting_gym.core.rubric import Rubric
@@ -96,7 +95,7 @@ def result_of(env: gym.Env, rollout: Rollout, rubric: Rubric, number: int = 0) -
         rollout=number,
         score=info.get("score") if scored else None,
         groups=tuple(task.groups(episode.item)),
-        stats={name: float(info[name]) for name in task.stats if name in info} if scored else {},
+        stats={n: float(info[n]) for n in task.episode_class.stats if n in info} if scored else {},
     )
 
 
@@ -115,15 +114,13 @@ def progress(items: Sequence[T], label: str, enabled: bool | None = None) -> Ite
 
 
 def as_agent(made: Any, env: gym.Env, mode: str) -> Any:
-    """An agent from what ``make_agent`` returned: agents as they are, text policies wrapped.
+    """An agent from what ``make_agent`` returned: every agent (a text policy is one) as it is.
 
     In a mode other than text, a text policy goes through the env's own adapter
     (``env.unwrapped.policy_adapters[mode]``), e.g. MeetingSlot's discrete one.
     """
-    if hasattr(made, "act") and hasattr(made, "reset") and not _is_text_policy(made):
+    if mode == "text" or not _is_text_policy(made):
         return made
-    if mode == "text":
-        return TextPolicyAgent(made)
     adapters = getattr(env.unwrapped, "policy_adapters", {})
     if mode not in adapters:
         raise ValueError(f"this env cannot run a text policy in {mode} mode")

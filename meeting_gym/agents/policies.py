@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import random
+import warnings
 from collections import deque
 from typing import Any
 
@@ -17,14 +18,24 @@ from meeting_gym.core.registry import load_object, task_class
 
 
 class Policy:
-    """Base class: ``reset`` with the first observation and info, then ``act`` per turn."""
+    """Base class of the reference policies: an :class:`~meeting_gym.core.loop.Agent` that
+    plays the text mode (the one agent interface; :func:`~meeting_gym.core.loop.play`
+    drives it as it drives a model or a trained network).
+
+    ``reset`` takes the first observation and info (``env`` is accepted and unused: a
+    policy sees only what an agent sees), then ``act`` gives one text action per turn.
+    Called as in 0.2, ``reset(observation, info, seed)`` and ``act(observation)``, a policy
+    works the same.
+    """
 
     name = "policy"
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         raise NotImplementedError
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         raise NotImplementedError
 
 
@@ -44,9 +55,16 @@ class RandomPolicy(Policy):
 
 
 class TextPolicyAgent:
-    """A text-mode :class:`Policy` as an :class:`~meeting_gym.core.loop.Agent`."""
+    """Deprecated (0.3.0): a :class:`Policy` is an :class:`~meeting_gym.core.loop.Agent`
+    itself; this wrapper goes in 0.4.0."""
 
     def __init__(self, policy: Any) -> None:
+        warnings.warn(
+            "TextPolicyAgent is no longer needed: a Policy is an Agent (meeting_gym 0.3.0); "
+            "it goes in 0.4.0",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         self.policy = policy
         self.name = getattr(policy, "name", type(policy).__name__)
 

@@ -3,22 +3,52 @@
 An :class:`Episode` holds the task, its item and the item's truth (computed once), the
 tool calls made so far and, once answered, the grade. Interfaces translate their
 actions into :meth:`Episode.call` and :meth:`Episode.submit`; turns are counted by the env.
+A task names its kind of episode in ``Task.episode_class``; there are two:
 
-The env pays :meth:`Episode.take_reward` after every step. An answer-graded episode pays
-its grade's reward once, when it is graded; an episode with a reward per step (a score
-delta, as TimetablePlanner's) subclasses this class, pays each step's reward there, and
-may end itself without an answer (:attr:`Episode.truncated`, a step budget). Either way
-the rewards paid sum to the final grade's reward.
+* :class:`Episode` (the default) is **answer-graded**: the task's ``gold`` and ``grade``
+  judge one final message, and the grade's reward is paid once, when it is graded;
+* :class:`StepEpisode` **pays as it goes** (a score delta, penalties: TimetablePlanner):
+  each step's reward is paid by :meth:`Episode.take_reward` after that step, the episode
+  may end itself without an answer (:attr:`Episode.truncated`, a step budget), and it
+  reports its own end-of-episode stats. Its task does not grade final messages.
+
+Either way the rewards paid sum to the final grade's reward. What differs between the two
+is said by the class attributes below, which adapters and evaluation tables read from
+``task.episode_class``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from meeting_gym.core.task import Task
+if TYPE_CHECKING:
+    from meeting_gym.core.task import Task
+
+__all__ = ["Episode", "StepEpisode"]
 
 
 class Episode:
+    """An answer-graded episode: tools, then one final message graded by the task.
+
+    Class attributes (what kind of episode this is, for adapters and tables):
+
+    * ``answers``: an episode ends with an answer block (the task's ``answer_tag``);
+      adapters offer an ``answer`` action only when True;
+    * ``dense_reward``: rewards come every step (any may be negative) and sum to the
+      final ``info["reward"]``;
+    * ``action_fields``: the fields of a structured action object the episode plays (its
+      text protocol reads it as JSON), so adapters can accept that object field by field;
+    * ``stats``: numeric end-of-episode ``info`` entries (besides the rubric terms) that
+      evaluation tables average, e.g. ``invalid_actions``;
+    * ``truncation_note``: how the evaluation table explains a truncated episode.
+    """
+
+    answers: ClassVar[bool] = True
+    dense_reward: ClassVar[bool] = False
+    action_fields: ClassVar[tuple[str, ...]] = ()
+    stats: ClassVar[tuple[str, ...]] = ()
+    truncation_note: ClassVar[str] = "scored 0, counted in no answer"
+
     def __init__(self, task: Task[Any, Any], item: Any, truth: Any = None) -> None:
         self.task = task
         self.item = item
@@ -78,3 +108,32 @@ class Episode:
         result["answered"] = self.grade is not None
         result["answer"] = self.answer
         return result
+
+
+class StepEpisode(Episode):
+    """An episode that pays as it goes: a subclass plays actions and calls :meth:`pay`.
+
+    It is never graded by a final message (``submit`` refuses); it ends itself, by its own
+    rule (a submit action, a budget), and its :meth:`outcome` reports the grade and its
+    ``stats``.
+    """
+
+    answers: ClassVar[bool] = False
+    dense_reward: ClassVar[bool] = True
+    truncation_note: ClassVar[str] = "ended by its own budget; scored as it stood"
+
+    def __init__(self, task: Task[Any, Any], item: Any, truth: Any = None) -> None:
+        super().__init__(task, item, truth)
+        self._unpaid = 0.0
+
+    def pay(self, reward: float) -> None:
+        """Add a step's reward to what the env pays after this step."""
+        self._unpaid += reward
+
+    def take_reward(self) -> float:
+        """Every reward earned since the last call (the env pays it on every step)."""
+        reward, self._unpaid = self._unpaid, 0.0
+        return reward
+
+    def submit(self, text: str) -> Any:
+        raise TypeError(f"a {type(self).__name__} is not graded by a final message")

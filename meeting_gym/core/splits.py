@@ -17,9 +17,9 @@ The splits:
   ``load_split("train", seed=s)[0]`` and each following ``reset()`` the next item;
 * ``eval``: the curated items first, then held-out draws from ``seed + 1``, without
   repeats (an item equal to an earlier one is skipped); a task with
-  ``eval_curated = False`` leaves the curated items out;
+  a task whose ``eval_prefix()`` is empty leaves the curated items out;
 * ``curated``: the task's hand-picked items; a task may name more hand-picked splits
-  (``Task.fixed_splits``, e.g. TimetablePlanner's ``generated``), which ``train`` and
+  (``Task.fixed_splits()``, e.g. TimetablePlanner's ``generated``), which ``train`` and
   ``eval`` never draw from either.
 
 Any item is addressable the same way everywhere: ``env.reset(options={"split": "eval",
@@ -112,8 +112,7 @@ class _EvalStream:
 
     def __init__(self, task: Task[Any, Any], seed: int, difficulty: str | None) -> None:
         self.task, self.seed, self.difficulty = task, seed, difficulty
-        curated = task.curated() if task.eval_curated else ()
-        self.items = [item for item in curated if task.accepts(item, difficulty)]
+        self.items = [item for item in task.eval_prefix() if task.accepts(item, difficulty)]
         self.keys = {task.key(item) for item in self.items}
         self.next_index = 0
         self.ready = threading.Condition()
@@ -233,7 +232,8 @@ def _walked(stream: _EvalStream, index: int) -> Any:
 
 def split_names(task: Task[Any, Any] | type[Task[Any, Any]]) -> tuple[str, ...]:
     """The splits of ``task``: ``train``, ``eval``, ``curated`` and its fixed splits."""
-    return SPLITS + tuple(task.fixed_splits)
+    made = task() if isinstance(task, type) else task  # a task's default config is cheap
+    return SPLITS + tuple(name for name in made.fixed_splits() if name != "curated")
 
 
 def _check_split(name: Any, task: Task[Any, Any]) -> str:
@@ -245,7 +245,7 @@ def _check_split(name: Any, task: Task[Any, Any]) -> str:
 
 def _fixed(task: Task[Any, Any], name: str, difficulty: str | None) -> list[Any]:
     """The items of ``curated`` or of a fixed split that ``difficulty`` accepts."""
-    items = task.curated() if name == "curated" else task.fixed_split(name)
+    items = task.fixed_splits()[name]
     return [item for item in items if task.accepts(item, difficulty)]
 
 
@@ -289,7 +289,7 @@ def load_split(
     size = DEFAULT_SIZES[name] if n is None else n
     if name == "train":
         return [draw(task, seed, i, difficulty)[0] for i in range(size)]
-    curated = len(_fixed(task, "curated", difficulty)) if task.eval_curated else 0
+    curated = sum(task.accepts(item, difficulty) for item in task.eval_prefix())
     if size < curated:
         # the predecessor dropped curated cases from a short eval split without a word
         warnings.warn(

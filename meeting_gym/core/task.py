@@ -18,15 +18,19 @@ Nothing here imports gymnasium: a task is plain Python and is tested directly.
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from meeting_gym.core.episode import Episode
 from meeting_gym.core.rubric import Grade, Rubric
 
 if TYPE_CHECKING:
     from meeting_gym.core.tools import ToolSet
+
+__all__ = ["Setting", "Task"]
 
 Item = TypeVar("Item")
 Truth = TypeVar("Truth")
@@ -46,6 +50,29 @@ class Setting:
     kind: type = str
 
 
+_EPISODE_NAMES = ("answers", "action_fields", "dense_reward", "stats", "truncation_note")
+"""Task attributes that moved to ``Task.episode_class`` in 0.3.0 (aliases until 0.4.0)."""
+
+
+def _moved(old: str, new: str) -> None:
+    warnings.warn(
+        f"Task.{old} moved to {new} in meeting_gym 0.3.0; the old name goes in 0.4.0",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+class _EpisodeAttribute:
+    """A deprecated ``Task`` attribute, read from the task's ``episode_class``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, task: Any, owner: type) -> Any:
+        _moved(self.name, f"Task.episode_class.{self.name}")
+        return getattr(owner.episode_class, self.name)
+
+
 class Task(Generic[Item, Truth]):
     """Base class of every environment's task.
 
@@ -63,12 +90,12 @@ class Task(Generic[Item, Truth]):
     * ``answer_tag``: the tag that marks a final answer in a multi-turn action;
     * ``short_system_prompt``: the same rules in far fewer tokens, for small models
       (``--system-prompt short``), or None; the rubric that grades is the same either way;
-    * ``answers``: whether an episode ends with such an answer (False when one of the
-      tools ends it instead, as TimetablePlanner's ``submit_timetable``): adapters offer
-      an ``answer`` action only when it is True;
-    * ``action_fields``: the fields of a structured action object the text protocol also
-      reads as JSON (TimetablePlanner: its predecessor's ``action_type``, ``session_id``
-      ...), so that adapters can accept that object field by field;
+    * ``episode_class``: the kind of episode the task plays
+      (:class:`~meeting_gym.core.episode.Episode`, answer-graded by :meth:`gold` and
+      :meth:`grade`, by default; a :class:`~meeting_gym.core.episode.StepEpisode`
+      subclass pays every step and grades itself, as TimetablePlanner's). What differs
+      between kinds (an answer action, dense rewards, an action object, stats) is read
+      from the episode class;
     * ``max_turns``: the default turn budget;
     * ``id_key``: the ``info`` key that carries the item's id;
     * ``policies``: reference policies by name, as ``"module:Class"`` strings (imported
@@ -80,19 +107,9 @@ class Task(Generic[Item, Truth]):
     * ``bench``: ``"module:function"`` giving the env's rows of ``meeting-gym bench``
       (None: the generic rows of :func:`meeting_gym.bench.default_plan`).
 
-    Multi-step tasks with a reward every step (TimetablePlanner) also set:
-
-    * ``dense_reward``: True when rewards come every step (a score delta, penalties):
-      any step's reward may be negative and the rewards sum to the final
-      ``info["reward"]``; the env pays them through its own
-      :class:`~meeting_gym.core.episode.Episode` subclass;
-    * ``fixed_splits``: names of hand-picked splits besides ``curated``, served by
-      :meth:`fixed_split` (``train`` and ``eval`` never draw their items);
-    * ``eval_curated``: whether the ``eval`` split starts with the curated items
-      (True) or holds generated held-out items only;
-    * ``stats``: names of numeric end-of-episode ``info`` entries (besides the rubric
-      terms) that evaluation tables average, e.g. ``invalid_actions``;
-    * ``truncation_note``: how the evaluation table explains a truncated episode.
+    Hand-picked items come from :meth:`curated` and, for more named splits than
+    ``curated``, :meth:`fixed_splits`; :meth:`eval_prefix` says which of them the ``eval``
+    split begins with.
 
     ``Item`` is whatever the task plays (a scenario, a question); ``Truth`` is what
     :meth:`truth` derives from it once per episode (the gold answer and the checker
@@ -106,8 +123,7 @@ class Task(Generic[Item, Truth]):
     toolset: ClassVar[ToolSet | None] = None
     answer_tag: ClassVar[str] = "answer"
     short_system_prompt: ClassVar[str | None] = None
-    answers: ClassVar[bool] = True
-    action_fields: ClassVar[tuple[str, ...]] = ()
+    episode_class: ClassVar[type[Episode]] = Episode
     max_turns: ClassVar[int] = 40
     id_key: ClassVar[str] = "item_id"
     policies: ClassVar[Mapping[str, str]] = {}
@@ -115,13 +131,53 @@ class Task(Generic[Item, Truth]):
     reset_options: ClassVar[frozenset[str]] = frozenset()
     settings: ClassVar[tuple[Setting, ...]] = ()
     bench: ClassVar[str | None] = None
-    dense_reward: ClassVar[bool] = False
-    fixed_splits: ClassVar[tuple[str, ...]] = ()
-    eval_curated: ClassVar[bool] = True
-    stats: ClassVar[tuple[str, ...]] = ()
-    truncation_note: ClassVar[str] = "scored 0, counted in no answer"
     env_id: str | None = None
     """The registered env id this task was made for (set by ``make_task``)."""
+
+    # 0.2's names, kept working until 0.4.0
+    answers = _EpisodeAttribute()
+    action_fields = _EpisodeAttribute()
+    dense_reward = _EpisodeAttribute()
+    stats = _EpisodeAttribute()
+    truncation_note = _EpisodeAttribute()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A task written against 0.2 set these on itself: they still take effect, through
+        # an episode class derived from its own, with a DeprecationWarning.
+        own = {n: cls.__dict__[n] for n in _EPISODE_NAMES if n in cls.__dict__}
+        own = {n: v for n, v in own.items() if not isinstance(v, _EpisodeAttribute)}
+        if own:
+            _moved(", ".join(own), f"{cls.__name__}.episode_class (an Episode subclass)")
+            for name in own:
+                delattr(cls, name)
+            cls.episode_class = type(f"{cls.__name__}Episode", (cls.episode_class,), own)
+        names = cls.__dict__.get("fixed_splits")
+        if isinstance(names, tuple):
+            _moved("fixed_splits (a tuple) and fixed_split()", f"{cls.__name__}.fixed_splits()")
+            named = tuple(names)
+
+            def fixed_splits(self: Task[Any, Any]) -> Mapping[str, Sequence[Any]]:
+                return {"curated": self.curated(), **{n: self.fixed_split(n) for n in named}}
+
+            cls.fixed_splits = fixed_splits  # type: ignore[method-assign]
+        if cls.__dict__.get("eval_curated") is False:
+            _moved("eval_curated", f"{cls.__name__}.eval_prefix()")
+            cls.eval_prefix = lambda self: ()  # type: ignore[method-assign]
+
+    @property
+    def eval_curated(self) -> bool:
+        """Deprecated (0.3.0): whether :meth:`eval_prefix` holds any item."""
+        _moved("eval_curated", "Task.eval_prefix()")
+        return bool(self.eval_prefix())
+
+    def fixed_split(self, name: str) -> Sequence[Item]:
+        """Deprecated (0.3.0): ``fixed_splits()[name]``."""
+        _moved("fixed_split(name)", "Task.fixed_splits()[name]")
+        splits = self.fixed_splits()
+        if name not in splits:
+            raise ValueError(f"{type(self).__name__} has no fixed split {name!r}")
+        return splits[name]
 
     def __init__(self, difficulty: str | None = None) -> None:
         self.difficulty = self.check_difficulty(difficulty)
@@ -174,17 +230,20 @@ class Task(Generic[Item, Truth]):
         """The hand-picked items of the ``curated`` split, in order."""
         return ()
 
-    def fixed_split(self, name: str) -> Sequence[Item]:
-        """The items of the fixed split ``name`` (one of :attr:`fixed_splits`), in order."""
-        raise ValueError(f"{type(self).__name__} has no fixed split {name!r}")
+    def fixed_splits(self) -> Mapping[str, Sequence[Item]]:
+        """Every hand-picked split by name, ``curated`` first (``train`` and ``eval`` never
+        draw their items). Override to name more than ``curated``."""
+        return {"curated": self.curated()}
+
+    def eval_prefix(self) -> Sequence[Item]:
+        """The hand-picked items the ``eval`` split begins with, before its held-out draws
+        (default: the curated items; empty for an ``eval`` of generated items only)."""
+        return self.curated()
 
     @cached_property
     def curated_keys(self) -> frozenset[str]:
-        """The keys of the curated and fixed-split items (which train never draws), once."""
-        items = [*self.curated()]
-        for name in self.fixed_splits:
-            items.extend(self.fixed_split(name))
-        return frozenset(self.key(item) for item in items)
+        """The keys of every hand-picked item (which train never draws), once."""
+        return frozenset(self.key(item) for items in self.fixed_splits().values() for item in items)
 
     def key(self, item: Item) -> str:
         """The item's identity: equal items, equal keys (deduplication, the held-out split)."""
@@ -250,8 +309,12 @@ class Task(Generic[Item, Truth]):
         raise NotImplementedError
 
     def grade(self, item: Item, truth: Truth, text: str) -> tuple[Grade, str | None]:
-        """Grade a final message: the grade and the answer read from it (None: no answer)."""
-        raise NotImplementedError
+        """Grade a final message: the grade and the answer read from it (None: no answer).
+
+        Answer-graded tasks (the default ``episode_class``) implement it; a task whose
+        episodes grade themselves (a :class:`~meeting_gym.core.episode.StepEpisode`) does not.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not grade final messages")
 
     # ------------------------------------------------------------------ what the agent sees
 

@@ -199,7 +199,8 @@ class TextEnv(gym.Env):
     ## Rewards
     0 until the end; then the task's rubric: a weighted sum of named terms (every
     term is in the final ``info``). Truncation without an answer scores 0. (An env
-    whose episodes pay a reward every step, :meth:`make_episode`, pays it as it comes;
+    whose task's ``episode_class`` is a :class:`~meeting_gym.core.episode.StepEpisode`
+    pays every step's reward as it comes;
     the rewards sum to the final ``info["reward"]``.)
 
     ## Episode End
@@ -278,8 +279,8 @@ class TextEnv(gym.Env):
         return TextInterface(self.task)
 
     def make_episode(self, item: Any, truth: Any) -> Episode:
-        """The episode of ``item`` (envs whose episodes pay a reward per step override this)."""
-        return Episode(self.task, item, truth)
+        """The episode of ``item``: the task's ``episode_class``."""
+        return self.task.episode_class(self.task, item, truth)
 
     # ------------------------------------------------------------------ gym API
 

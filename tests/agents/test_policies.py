@@ -93,3 +93,25 @@ def test_export_command(tmp_path, capsys):
     assert main(["export", "--split", "train", "-n", "5", "--out", str(out)]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 5 and {"question", "answer", "info"} <= set(rows[0])
+
+
+@pytest.mark.parametrize("env_id", ["MeetingSlot-v0", "CalendarMath-v0", "CronSchedule-Tools-v0",
+                                    "TimetablePlanner-v0"])  # fmt: skip
+def test_every_reference_policy_is_an_agent_the_one_loop_plays(env_id):
+    """One agent interface: a policy goes to play() as it is, as a model or a network does,
+    and plays exactly what the 0.2 wrapper (deprecated) played."""
+    import gymnasium as gym
+
+    from meeting_gym.agents.policies import TextPolicyAgent, policy_names
+    from meeting_gym.core.loop import play
+
+    env = gym.make(env_id, mode="text")
+    options = {"split": "curated", "index": 1}
+    for name in policy_names(env_id):
+        direct = play(env, make_policy(name, seed=5, env=env_id), seed=5, options=options)
+        with pytest.warns(DeprecationWarning, match="a Policy is an Agent"):
+            wrapped_agent = TextPolicyAgent(make_policy(name, seed=5, env=env_id))
+        wrapped = play(env, wrapped_agent, seed=5, options=options)
+        assert direct.error is None and direct.done, name
+        assert (direct.rewards, direct.turns) == (wrapped.rewards, wrapped.turns), name
+        assert direct.info["answer"] == wrapped.info["answer"], name

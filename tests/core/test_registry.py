@@ -183,10 +183,11 @@ def test_train_never_draws_an_eval_item(env_id):
     held = {task.key(i) for i in load_split("eval", n=150, env=env_id)}
     train = {task.key(i) for i in load_split("train", n=1500, seed=42, env=env_id)}
     assert not held & train
-    fixed = {task.key(i) for name in task.fixed_splits for i in load_split(name, env=env_id)}
-    assert not fixed & (held | train), "the fixed splits' items are never drawn"
-    if not task.eval_curated:
-        assert not task.curated_keys & held
+    fixed = {task.key(i) for name in task.fixed_splits() for i in load_split(name, env=env_id)}
+    assert fixed == task.curated_keys
+    assert not fixed & train, "train never draws a hand-picked item"
+    prefix = {task.key(i) for i in task.eval_prefix()}
+    assert not (fixed - prefix) & held, "eval holds no hand-picked item but its prefix"
 
 
 @pytest.mark.parametrize("env_id", list(ENVS))
@@ -258,7 +259,8 @@ def test_text_interface_fuzz_smoke(env_id, actions, seed):
         observation, reward, terminated, truncated, info = env.step(action)
         assert info["turn"] == turns and base.observation_space.contains(observation)
         paid += reward
-        if base.task.dense_reward:  # a reward every step (penalties too); the return is bounded
+        # a reward every step (penalties too); the return is bounded
+        if base.task.episode_class.dense_reward:
             assert paid <= base.task.max_reward + 1e-9
         else:
             assert 0.0 <= reward <= base.task.max_reward + 1e-9
@@ -267,6 +269,6 @@ def test_text_interface_fuzz_smoke(env_id, actions, seed):
             assert info["reward"] == pytest.approx(paid), "the rewards paid sum to the grade"
             break
         assert turns < base.max_turns
-        if not base.task.dense_reward:
+        if not base.task.episode_class.dense_reward:
             assert reward == 0.0
     env.close()

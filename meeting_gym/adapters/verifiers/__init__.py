@@ -29,7 +29,7 @@ import gymnasium as gym
 
 from meeting_gym.agentkit import assistant_turn
 from meeting_gym.core.registry import entry, load_object, make_task, task_class
-from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, load_split
+from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, load_split, options_item
 
 INSTALL_HINT = 'the verifiers adapter needs verifiers 0.4: pip install "meeting-gym[verifiers]"'
 LEGACY_HINT = 'the 0.3.x adapter needs verifiers 0.3.x: pip install "meeting-gym[verifiers03]"'
@@ -38,7 +38,9 @@ __all__ = [
     "DEFAULT_ENV",
     "DEFAULT_SEED",
     "check_env",
+    "item_row",
     "make_env",
+    "options_row",
     "replay",
     "reward_weights",
     "task_rows",
@@ -107,27 +109,43 @@ def task_rows(
     settings = dict(settings or {})
     task = make_task(env_id, **settings)
     items = load_split(split, n, seed, difficulty, env=task)
-    system_prompt = task.system_prompt()
     rows = []
     for index, item in enumerate(items):
         options: dict[str, Any] = {"split": split, "index": index, "split_seed": seed}
         if difficulty is not None:
             options["difficulty"] = difficulty
-        rows.append(
-            {
-                "id": task.item_id(item),
-                "name": f"{env_id}/{split}/{index}",
-                "prompt": task.question(item),
-                "system_prompt": system_prompt,
-                "env": env_id,
-                "options": options,
-                "settings": settings,
-                "answer": task.gold(item, task.truth(item)),
-                "rubric": reward_weights(task, item),
-                "max_turns": task.turns_for(item),
-            }
-        )
+        rows.append(item_row(env_id, task, item, options, settings))
     return rows
+
+
+def options_row(
+    env_id: str, options: Mapping[str, Any], settings: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The row of the one item the split ``options`` address (a curriculum draw's, say)."""
+    settings = dict(settings or {})
+    task = make_task(check_env(env_id), **settings)
+    found = options_item(task, options)
+    if found is None:
+        raise ValueError(f"the options {dict(options)!r} address no split item")
+    return item_row(env_id, task, found[0], dict(options), settings)
+
+
+def item_row(
+    env_id: str, task: Any, item: Any, options: dict[str, Any], settings: dict[str, Any]
+) -> dict[str, Any]:
+    """One task row: what :func:`task_rows` lists for each item."""
+    return {
+        "id": task.item_id(item),
+        "name": f"{env_id}/{options['split']}/{options['index']}",
+        "prompt": task.question(item),
+        "system_prompt": task.system_prompt(),
+        "env": env_id,
+        "options": options,
+        "settings": settings,
+        "answer": task.gold(item, task.truth(item)),
+        "rubric": reward_weights(task, item),
+        "max_turns": task.turns_for(item),
+    }
 
 
 def reward_weights(task: Any, item: Any) -> dict[str, float]:
@@ -140,7 +158,7 @@ def reward_weights(task: Any, item: Any) -> dict[str, float]:
     the weighted sum is still exactly the env's reward.
     """
     terms = {t.name: t.weight for t in task.rubric_for(item).terms}
-    if task.dense_reward:
+    if task.episode_class.dense_reward:
         return {"reward": 1.0, **dict.fromkeys(terms, 0.0)}
     return terms
 

@@ -90,11 +90,13 @@ class GoldPolicy(Policy):
 
     name = "gold"
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         """Compute the gold answer from ``info["task_type"]`` and ``info["inputs"]``."""
         self.answer = format_answer(dates.gold(info["task_type"], info["inputs"]))
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         """``<answer>gold</answer>``."""
         return self.answer
 
@@ -104,11 +106,13 @@ class NaivePolicy(Policy):
 
     name = "naive"
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         """Compute the naive answer from ``info["task_type"]`` and ``info["inputs"]``."""
         self.answer = format_answer(naive_answer(info["task_type"], info["inputs"]))
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         """``<answer>naive answer</answer>``."""
         return self.answer
 
@@ -121,14 +125,16 @@ class RandomPolicy(BaseRandomPolicy):
     ``act`` draws anew; ``reset(seed=...)`` reseeds. Never touches the global ``random``.
     """
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         """Remember the question's facts; a ``seed`` restarts the policy's own generator."""
         self.reseed(seed)
         self.task_type = info["task_type"]
         self.inputs = dict(info["inputs"])
         self.difficulty = info.get("difficulty")
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         """A fresh random answer of the question's shape, in one answer block."""
         if self.task_type == "add_days":
             start = dates.parse_date(self.inputs["start"]).toordinal()

@@ -126,7 +126,9 @@ class GoldPolicy(Policy):
 
     name = "gold"
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         """Work out the answer; plan a ``next_runs`` call first if the env has tools."""
         question = read_question(observation)
         content = gold_answer(question)
@@ -135,7 +137,7 @@ class GoldPolicy(Policy):
             arguments = {"expression": content, "after": _CHECK_AFTER, "count": 3}
             self.actions.insert(0, format_tool_call("next_runs", arguments))
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         """The planned actions in turn, then the answer again."""
         return self.actions.pop(0) if len(self.actions) > 1 else self.actions[0]
 
@@ -145,11 +147,13 @@ class NoopPolicy(Policy):
 
     name = "noop"
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         """Note the answer tag of the task's kind."""
         self.tag = TAGS[info["kind"]]
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         """``<cron></cron>`` or ``<times></times>``."""
         return format_block(self.tag, "")
 
@@ -159,12 +163,14 @@ class NaivePolicy(Policy):
 
     name = "naive"
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         """Work out the naive answer from the question."""
         question = read_question(observation)
         self.answer = format_block(TAGS[question.kind], naive_answer(question))
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         """The naive answer block."""
         return self.answer
 
@@ -177,13 +183,15 @@ class RandomPolicy(BaseRandomPolicy):
     ``act`` draws anew; ``reset(seed=...)`` reseeds.
     """
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         """Remember the question; a ``seed`` restarts the policy's own generator."""
         self.reseed(seed)
         self.question = read_question(observation)
         self.level = int(info.get("difficulty") or 2)
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         """A fresh random answer in the task's answer block."""
         question = self.question
         if question.kind == "write":

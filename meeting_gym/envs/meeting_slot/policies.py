@@ -37,13 +37,15 @@ def _dates(request: dict[str, Any]) -> list[str]:
 class _Gatherer(Policy):
     """Queries every tool the answer depends on, one attendee per turn, then solves."""
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         self.request = dict(info["request"])
         self.names: list[str] | None = None
         self.people: list[dict[str, Any]] = []
         self.pending: str | None = None
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         try:
             return self._act(observation)
         except (ValueError, KeyError, TypeError):  # a tool said something unexpected
@@ -135,12 +137,14 @@ class NaivePolicy(_Gatherer):
 class RandomPolicy(BaseRandomPolicy):
     """Random tool calls; answers a random 15-minute start (or NONE) with probability 1/4."""
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         self.reseed(seed)
         self.request = dict(info["request"])
         self.names = ["Ava"]
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         rng = self.rng
         if observation.startswith("["):
             try:

@@ -237,9 +237,6 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
             return DiscreteInterface(self.bounds)
         return TextInterface(self.task)
 
-    def make_episode(self, item: Any, truth: Any) -> PlannerEpisode:
-        return PlannerEpisode(self.task, item, truth)
-
     # ------------------------------------------------------------------ extras
 
     def render(self) -> str | np.ndarray | None:

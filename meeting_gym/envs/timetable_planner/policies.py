@@ -48,7 +48,9 @@ def current_timetable(problem: Problem, view: dict[str, Any]) -> dict[int, Spot]
 class _Planner(Policy):
     """Plans a target timetable from the first observation, then plays the actions."""
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         self.actions: list[str] | None = None
         if isinstance(observation, str):  # else: planned at the first text observation
             self._plan(observation)
@@ -63,7 +65,7 @@ class _Planner(Policy):
     def target(self, problem: Problem, current: dict[int, Spot]) -> dict[int, Spot]:
         raise NotImplementedError
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         if self.actions is None:
             self._plan(observation)
         assert self.actions is not None
@@ -112,17 +114,21 @@ class EmptyPolicy(Policy):
 
     name = "empty"
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         return None
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         return SUBMIT
 
 
 class RandomPolicy(BaseRandomPolicy):
     """Uniform over the discrete interface's allowed actions (see the module docstring)."""
 
-    def reset(self, observation: str, info: dict[str, Any], seed: int | None = None) -> None:
+    def reset(
+        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
+    ) -> None:
         self.reseed(seed)
         self.problem: Problem | None = None
         if isinstance(observation, str):
@@ -145,7 +151,7 @@ class RandomPolicy(BaseRandomPolicy):
         self.masker = Masker(self.table, p)
         self.known: dict[int, Spot] = {}
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         import numpy as np
 
         if self.problem is None:

@@ -2,7 +2,7 @@
 
 The items are :class:`~.scenario.Scenario` objects; the truth of an item is its loaded
 :class:`~.problem.Problem` (defaults and disruption applied, indexed), built once. An
-episode is a :class:`PlannerEpisode`: the family's :class:`~meeting_gym.core.episode.Episode`
+episode is a :class:`PlannerEpisode`: the family's :class:`~meeting_gym.core.episode.StepEpisode`
 around the domain's step pipeline (:class:`~.episode.TimetableEpisode`), which pays the
 predecessor's reward on every step (score delta, penalties, submit bonus) and ends itself
 on a submit (terminated) or when the step budget runs out (truncated). Its grade reports
@@ -21,7 +21,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from meeting_gym.core.bounded import show
-from meeting_gym.core.episode import Episode
+from meeting_gym.core.episode import StepEpisode
 from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.core.task import Setting, Task
 from meeting_gym.envs.timetable_planner import catalogue, generator
@@ -97,7 +97,7 @@ def content_key(scenario: Scenario) -> str:
     return f"{scenario.task_name}:{hashlib.sha256(text.encode()).hexdigest()[:20]}"
 
 
-class PlannerEpisode(Episode):
+class PlannerEpisode(StepEpisode):
     """A family episode around the step pipeline: it pays each step's reward as it comes.
 
     ``engine`` is the :class:`~.episode.TimetableEpisode`; :meth:`play` runs one action
@@ -105,10 +105,13 @@ class PlannerEpisode(Episode):
     action_error); its length is the number of actions (the evaluation's "tool calls").
     """
 
+    action_fields = ACTION_FIELDS
+    stats = ("steps", "invalid_actions", "noop_actions", "submitted")
+    truncation_note = "step budget used up before a submit; scored as the timetable stood"
+
     def __init__(self, task: TimetablePlannerTask, item: Scenario, truth: Problem | None = None):
         super().__init__(task, item, truth)
         self.engine = TimetableEpisode(self.truth, start=task.start)
-        self._unpaid = 0.0
 
     @property
     def done(self) -> bool:
@@ -122,7 +125,7 @@ class PlannerEpisode(Episode):
         """Play one action (an :class:`~.actions.Action`, a JSON-like object or a
         :class:`~.actions.Rejected`); raises ``RuntimeError`` once the episode is over."""
         result = self.engine.step(action)
-        self._unpaid += result.reward
+        self.pay(result.reward)
         kind = result.action.action_type if result.action is not None else "invalid"
         shown = result.action.to_dict() if result.action is not None else _shown(action)
         self.calls.append((kind, shown, result.action_error or ""))
@@ -134,10 +137,6 @@ class PlannerEpisode(Episode):
 
         self.play(action)
         return step_text(self.engine)
-
-    def take_reward(self) -> float:
-        reward, self._unpaid = self._unpaid, 0.0
-        return reward
 
     def step_info(self) -> dict[str, Any]:
         """The info entries of every step: the predecessor's per-step fields."""
@@ -199,8 +198,8 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
     rubric: ClassVar[Rubric] = RUBRICS["hard"]
     max_reward = MAX_RETURN
     toolset = TOOLSET
-    answers = False  # submit_timetable ends an episode, not an <answer> block
-    action_fields = ACTION_FIELDS
+    # submit_timetable ends an episode (not an <answer> block); each step pays its reward
+    episode_class = PlannerEpisode
     max_turns = 100_000
     id_key = "scenario_id"
     policies: ClassVar[Mapping[str, str]] = {
@@ -221,11 +220,6 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
         ),
     )
     bench = "meeting_gym.envs.timetable_planner.bench:plan"
-    dense_reward = True
-    fixed_splits = ("generated",)
-    eval_curated = False
-    stats = ("steps", "invalid_actions", "noop_actions", "submitted")
-    truncation_note = "step budget used up before a submit; scored as the timetable stood"
 
     def __init__(self, difficulty: str | None = None, start: str = "initial") -> None:
         super().__init__(difficulty)
@@ -242,10 +236,12 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
     def curated(self) -> Sequence[Scenario]:
         return catalogue.handcrafted()
 
-    def fixed_split(self, name: str) -> Sequence[Scenario]:
-        if name != "generated":
-            return super().fixed_split(name)
-        return catalogue.generated()
+    def fixed_splits(self) -> dict[str, Sequence[Scenario]]:
+        return {"curated": self.curated(), "generated": catalogue.generated()}
+
+    def eval_prefix(self) -> Sequence[Scenario]:
+        # eval is generated held-out scenarios only: the 23 catalogue ones are known by id
+        return ()
 
     def key(self, item: Scenario) -> str:
         return _key(item)
@@ -312,9 +308,6 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
         """The best known overall score (the solver's, for the 23 catalogue scenarios)."""
         best = self.best_known(item)
         return "" if best is None else f"{best['score']:.4f}"
-
-    def grade(self, item: Scenario, truth: Problem, text: str) -> tuple[Grade, str | None]:
-        raise NotImplementedError("a timetable is graded by its episode, not by a final message")
 
     # ------------------------------------------------------------------ what the agent sees
 

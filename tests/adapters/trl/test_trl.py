@@ -66,7 +66,7 @@ def play_gold_through_methods(instance, row: dict, env_id: str = "MeetingSlot-v0
     methods = trl_methods(instance)
     for _ in range(200):
         text = policy.act(observation)
-        if task.action_fields and text.lstrip().startswith("{"):
+        if task.episode_class.action_fields and text.lstrip().startswith("{"):
             # an action object (TimetablePlanner's): its action_type names the tool
             arguments = json.loads(text)
             calls = [(arguments.pop("action_type"), arguments)]
@@ -123,7 +123,7 @@ def test_every_tool_env_plays_its_reference_policy_through_the_factory(env_id):
     best = [task.max_reward_for(item) for item in task.curated()]
     # the documented maximum per item (the solver's for TimetablePlanner), else the task's
     assert rewards == [pytest.approx(task.max_reward if b is None else b) for b in best]
-    if not task.answers:
+    if not task.episode_class.answers:
         assert "answer" not in trl_methods(instance)  # only the task's own tools
 
 
