@@ -28,11 +28,14 @@ through the ``meeting_gym_verifiers`` package, whose ``__all__`` exports it.
 from __future__ import annotations
 
 import inspect
+import itertools
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
 import gymnasium as gym
 
 from meeting_gym.adapters import verifiers as common
+from meeting_gym.core.curriculum import Curriculum, Draw
 from meeting_gym.core.registry import make_task
 
 common.require_verifiers(v1=True)
@@ -86,6 +89,11 @@ class MeetingGymConfig(vf.TasksetConfig):
     """Pin one difficulty level (default: the env's mix)."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """The task's own settings, e.g. ``{"task": "weekday"}`` for CalendarMath-v0."""
+    curriculum: bool | dict[str, Any] | None = None
+    """Draw train items from a curriculum instead of a split: true, or an object with any of
+    ``up_to``, ``seed`` and the curriculum rules' fields (as the server's ``curriculum``
+    reset option). The tasks are then drawn one by one as they are read, and each scored
+    rollout's reward goes back to the curriculum; ``n`` bounds them (None: no end)."""
     task: MeetingGymTaskConfig = MeetingGymTaskConfig()
 
     @model_validator(mode="after")
@@ -93,6 +101,13 @@ class MeetingGymConfig(vf.TasksetConfig):
         common.check_env(self.env)
         # unknown settings and difficulties are refused here, naming what is allowed
         make_task(self.env, **self.settings).check_difficulty(self.difficulty)
+        if self.curriculum is not None and self.curriculum is not False:
+            if self.split != "train" or self.difficulty is not None:
+                raise ValueError(
+                    "curriculum draws train items at its own levels: give split 'train' and "
+                    "no difficulty with it"
+                )
+            Curriculum.from_option(self.env, self.curriculum)  # refuses bad fields here
         if self.task.env and self.task.env != self.env:
             raise ValueError(f"task.env {self.task.env!r} differs from env {self.env!r}")
         self.task = self.task.model_copy(update={"env": self.env})
@@ -112,6 +127,9 @@ class MeetingGymTask(vf.Task[MeetingGymData, vf.State, MeetingGymTaskConfig]):
             return []
         return [MeetingGymToolset(config.tools)]
 
+    curriculum: Curriculum | None = None
+    """The curriculum this task was drawn from (a curriculum taskset's), told its rewards."""
+
     def outcome(self, trace: vf.Trace) -> dict[str, Any]:
         """The env's final info for this rollout (replayed once, then kept in ``trace.info``)."""
         kept = trace.info.get(INFO_KEY)
@@ -120,6 +138,10 @@ class MeetingGymTask(vf.Task[MeetingGymData, vf.State, MeetingGymTaskConfig]):
             kept = common.replay(env, self.data.options, trace.assistant_messages)
             env.close()
             trace.info[INFO_KEY] = kept
+            if self.curriculum is not None:
+                options = self.data.options
+                draw = Draw(options["difficulty"], options["index"], options["split_seed"])
+                self.curriculum.report(draw, float(kept["reward"]))
         return kept
 
     def hooks(self, attr: str) -> list[Any]:
@@ -152,8 +174,19 @@ class MeetingGymTask(vf.Task[MeetingGymData, vf.State, MeetingGymTaskConfig]):
 class MeetingGymTaskset(vf.Taskset[MeetingGymTask, MeetingGymConfig]):
     """The items of one meeting_gym env as verifiers tasks (see the module docstring)."""
 
-    def load(self) -> list[MeetingGymTask]:
+    def __init__(self, config: MeetingGymConfig) -> None:
+        super().__init__(config)
+        option = config.curriculum
+        self.curriculum = (
+            None if option in (None, False) else Curriculum.from_option(config.env, option)
+        )
+        # a curriculum draws for as long as it is read, unless n bounds it
+        self.INFINITE = self.curriculum is not None and config.n is None
+
+    def load(self) -> Iterable[MeetingGymTask]:
         config = self.config
+        if self.curriculum is not None:
+            return self._drawn(self.curriculum)
         return [
             MeetingGymTask(MeetingGymData(**row), config.task)
             for row in common.task_rows(
@@ -165,6 +198,17 @@ class MeetingGymTaskset(vf.Taskset[MeetingGymTask, MeetingGymConfig]):
                 config.settings,
             )
         ]
+
+    def _drawn(self, curriculum: Curriculum) -> Iterator[MeetingGymTask]:
+        config = self.config
+        count = itertools.count() if config.n is None else range(config.n)
+        for k in count:
+            draw = curriculum.next()  # drawn when read, so it follows the rewards told so far
+            row = common.options_row(config.env, draw.options, config.settings)
+            row["name"] = f"{config.env}/curriculum/{k}/{draw.level}/{draw.index}"
+            task = MeetingGymTask(MeetingGymData(**row), config.task)
+            task.curriculum = curriculum
+            yield task
 
 
 # ---------------------------------------------------------------------------- tools

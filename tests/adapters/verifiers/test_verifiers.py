@@ -101,6 +101,46 @@ def test_a_bad_configuration_is_refused_naming_what_is_allowed():
         MeetingGymToolset(MeetingGymToolsetConfig()).register(None)
 
 
+def test_a_curriculum_taskset_draws_each_task_as_it_is_read_from_the_rewards_so_far():
+    """curriculum=...: train items at the curriculum's level, drawn lazily; each scored
+    rollout moves it, so two solved easy items make the third task a medium one."""
+    from meeting_gym.core.curriculum import Curriculum, Rules
+
+    option = {"window": 2, "min_outcomes": 2, "seed": 3}
+    tasks = iter(taskset("CalendarMath-v0", split="train", curriculum=option))
+    expected = Curriculum.for_env("CalendarMath-v0", seed=3, rules=Rules(window=2, min_outcomes=2))
+    env = gym.make("CalendarMath-v0", mode="text")
+    levels = []
+    for _ in range(3):
+        task = next(tasks)
+        draw = expected.next()
+        assert task.data.options == draw.options  # the same draws as the curriculum in-process
+        question, _ = env.reset(options=task.data.options)
+        assert task.data.prompt == question
+        levels.append(task.data.options["difficulty"])
+        reply = {"role": "assistant", "content": f"<answer>{task.data.answer}</answer>"}
+        trace = trace_of(task, [reply], ["x"])
+        asyncio.run(task.score(trace))
+        asyncio.run(task.score(trace))  # scored twice, told once (the replay is kept)
+        expected.report(draw, trace.info[INFO_KEY]["reward"])
+    assert levels == ["easy", "easy", "medium"]
+    assert task.curriculum.state() == expected.state()
+    bounded = taskset("CalendarMath-v0", split="train", curriculum=True, n=4)
+    assert bounded.bounded and len(list(bounded)) == 4
+    assert not taskset("CalendarMath-v0", split="train", curriculum=True).bounded
+
+
+def test_a_curriculum_option_is_checked_when_the_taskset_is_configured():
+    with pytest.raises(ValueError, match="give split 'train' and no difficulty"):
+        MeetingGymConfig(id=PLUGIN, env="CalendarMath-v0", curriculum=True)
+    with pytest.raises(ValueError, match="give split 'train' and no difficulty"):
+        MeetingGymConfig(id=PLUGIN, split="train", difficulty="easy", curriculum=True)
+    with pytest.raises(ValueError, match="unknown curriculum field"):
+        MeetingGymConfig(id=PLUGIN, split="train", curriculum={"speed": 2})
+    with pytest.raises(ValueError, match="window"):
+        MeetingGymConfig(id=PLUGIN, split="train", curriculum={"window": 10**9})
+
+
 @pytest.mark.parametrize("env_id", ENVS)
 def test_tasks_are_the_split_items_as_the_env_presents_them(env_id):
     env = gym.make(env_id, mode="text")
@@ -238,6 +278,6 @@ def test_every_registered_env_loads_and_scores():
             env = gym.make(env_id, mode="text")
             env.reset(options=task.data.options)
             paid = env.step("no answer")[1]
-            assert paid == (-0.02 if task_class(env_id).dense_reward else 0.0)
+            assert paid == (-0.02 if task_class(env_id).episode_class.dense_reward else 0.0)
             assert trace.reward == pytest.approx(paid)
             assert set(trace.rewards) == set(task.data.rubric)
