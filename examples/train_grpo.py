@@ -99,6 +99,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--sft-model", default=None, help="a saved SFT folder: skip SFT and start GRPO from it"
     )
     p.add_argument(
+        "--evals-from",
+        default=None,
+        help="a finished run's folder with the same eval items and --sft-model: reuse its base "
+        "and SFT evaluations (eval_base.jsonl, eval_sft.jsonl) instead of running them again",
+    )
+    p.add_argument(
         "--curriculum",
         action="store_true",
         help="GRPO draws its items from a curriculum over every difficulty (needs --difficulty "
@@ -110,6 +116,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0.0,
         help="with --curriculum: the share of draws that offer again an item whose group's "
         "success rate was inside the band (default %(default)s)",
+    )
+    p.add_argument(
+        "--spread-extra",
+        type=int,
+        default=0,
+        help="with --curriculum: DAPO-style dynamic sampling. After each step's generation, "
+        "its groups whose rewards do not spread are replaced by groups of the curriculum's next "
+        "draws, at most this many extra groups a step (default %(default)s: off)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: every core)")
@@ -124,6 +138,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.tools = task_class(args.env).toolset is not None
     if not 0.0 <= args.curriculum_replay <= 1.0:
         p.error("--curriculum-replay must be a share from 0 to 1")
+    if args.spread_extra < 0:
+        p.error("--spread-extra must be 0 or more")
+    if args.spread_extra and not args.curriculum:
+        p.error("--spread-extra draws its fresh groups from the curriculum: give --curriculum")
+    if args.evals_from and not args.sft_model:
+        p.error("--evals-from reuses an SFT evaluation: give the same run's --sft-model too")
     if args.curriculum and (args.difficulty or args.tools):
         p.error(
             "--curriculum chooses the difficulty itself: give --difficulty '' and a single-turn env"
@@ -275,7 +295,13 @@ def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) ->
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    from meeting_gym.adapters.trl import curriculum_dataset, curriculum_reward, reward_function
+    from meeting_gym.adapters.trl import (
+        curriculum_dataset,
+        curriculum_draws,
+        curriculum_reward,
+        reward_function,
+    )
+    from meeting_gym.adapters.trl_spread import keep_spread
     from meeting_gym.core.curriculum import Curriculum, Rules
 
     config = grpo_config(args, out)
@@ -298,7 +324,14 @@ def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) ->
         train_dataset=data if data is not None else Dataset.from_list(grpo_rows(args)),
         processing_class=tokenizer,
     )
+    spread = None
+    if args.spread_extra:
+        draws = curriculum_draws(
+            args.env, curriculum, system_prompt=args.prompt_text, **task_options(args)
+        )
+        spread = keep_spread(trainer, draws, args.spread_extra)
     trainer.train()
+    trainer.spread_counts = spread
     if args.curriculum:
         curriculum.save(out / "curriculum.json")
         levels_figure(curriculum.state(), title=f"Curriculum on {args.env} (GRPO)").savefig(
@@ -479,6 +512,36 @@ def write_eval(path: Path, results: list[Any]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+def read_eval(path: Path, items: list[Any], task: Any) -> list[Any]:
+    """A saved evaluation's rows as results, refused unless they grade exactly ``items``."""
+    from meeting_gym.agents.evaluate import EpisodeResult
+
+    if not path.is_file():
+        raise SystemExit(f"--evals-from: {path} does not exist")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    want = [task.item_id(i) for i in items]
+    if [r.get("item_id") for r in rows] != want:
+        raise SystemExit(f"--evals-from: {path} does not grade these {len(items)} eval items")
+    return [
+        EpisodeResult(
+            item_id=r["item_id"],
+            difficulty=None,
+            gold=r["gold"],
+            answer=r["answer"],
+            terms=r["terms"],
+            reward=r["reward"],
+            turns=1,
+            tool_calls=0,
+            truncated=False,
+            error=r["error"],
+            extra={"transcript": [{"role": "assistant", "content": r["reply"]}]}
+            if r["reply"] is not None
+            else {},
+        )
+        for r in rows
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.show_progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -528,7 +591,14 @@ def main(argv: list[str] | None = None) -> int:
     # in memory would be evaluated at another precision than the base model was.
     now = time.perf_counter()
     tokenizer, model = load(args.model)
-    evals = {"base": evaluate_model(args, "base", tokenizer, model, items)}
+    reused = Path(args.evals_from) if args.evals_from else None
+    evals: dict[str, list[Any]] = {}
+    # Each evaluation is written as soon as it ends, so a later phase's failure keeps it.
+    if reused:
+        evals["base"] = read_eval(reused / "eval_base.jsonl", items, task)
+    else:
+        evals["base"] = evaluate_model(args, "base", tokenizer, model, items)
+    write_eval(out / "eval_base.jsonl", evals["base"])
     now = mark("base eval", now)
     sft_folder = Path(args.sft_model) if args.sft_model else out / "sft_model"
     sft_log: list[dict] = []
@@ -537,7 +607,11 @@ def main(argv: list[str] | None = None) -> int:
         save(tokenizer, model, sft_folder)
     now = mark("sft", now)
     tokenizer, model = load(str(sft_folder))
-    evals["sft"] = evaluate_model(args, "sft", tokenizer, model, items)
+    if reused:
+        evals["sft"] = read_eval(reused / "eval_sft.jsonl", items, task)
+    else:
+        evals["sft"] = evaluate_model(args, "sft", tokenizer, model, items)
+    write_eval(out / "eval_sft.jsonl", evals["sft"])
     now = mark("sft eval", now)
     trainer = run_grpo(args, out, tokenizer, model)
     save(tokenizer, model, out / "grpo_model")
@@ -566,12 +640,16 @@ def main(argv: list[str] | None = None) -> int:
     results["grpo_zero_spread_share"] = round(sum(zero) / len(zero), 4) if zero else None
     if args.curriculum:
         results["curriculum"] = trainer.curriculum.state()
+    if trainer.spread_counts is not None:
+        # TRL's frac_reward_zero_std averages its generation calls; these count groups
+        results["spread"] = trainer.spread_counts.as_dict()
     pairs = {"sft_minus_base": ("sft", "base"), "grpo_minus_sft": ("grpo", "sft")}
     for key, (a, b) in pairs.items():
         mean, half = paired_interval(rewards[a], rewards[b])
         results["paired"][key] = {"mean": round(mean, 4), "ci95": round(half, 4), "n": len(items)}
-    for name in MODELS:
-        write_eval(out / f"eval_{name}.jsonl", evals[name])
+    write_eval(out / "eval_grpo.jsonl", evals["grpo"])
+    if reused:
+        results["evals_from"] = str(reused)
     curve = llm_curve_rows(sft_log, trainer.state.log_history)
     write_curve_csv(out / "curve.csv", curve)
     title = f"{args.env} {task_options(args)} difficulty {args.difficulty or 'mix'}: SFT then GRPO"

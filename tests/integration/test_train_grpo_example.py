@@ -140,3 +140,64 @@ def test_grpo_from_a_saved_sft_model_on_a_curriculum(pipeline, tmp_path):
 def test_curriculum_needs_the_mix():
     done = run("--curriculum", timeout=60)
     assert done.returncode == 2 and "--curriculum chooses the difficulty" in done.stderr
+
+
+def test_a_second_arm_reuses_the_first_runs_base_and_sft_evaluations(pipeline, tmp_path):
+    """--evals-from: the same eval items and SFT model, so their rows are copied, not rerun."""
+    out = tmp_path / "again"
+    done = run(
+        *TINY, "--sft-model", str(pipeline / "sft_model"), "--evals-from", str(pipeline),
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    first = json.loads((pipeline / "results.json").read_text())
+    second = json.loads((out / "results.json").read_text())
+    assert second["evals_from"] == str(pipeline)
+    for name in ("base", "sft"):
+        assert second["eval"][name] == first["eval"][name]
+        assert (out / f"eval_{name}.jsonl").read_text() == (
+            pipeline / f"eval_{name}.jsonl"
+        ).read_text()
+    assert second["paired"]["sft_minus_base"] == first["paired"]["sft_minus_base"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--eval-n", "3"], "does not grade these 3 eval items"),
+        (["--difficulty", "medium"], "does not grade these 4 eval items"),
+    ],
+)
+def test_reused_evaluations_must_grade_the_same_items(pipeline, tmp_path, args, message):
+    done = run(
+        *TINY, *args, "--sft-model", str(pipeline / "sft_model"), "--evals-from", str(pipeline),
+        "--out", str(tmp_path / "x"), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_evals_from_needs_the_sft_model_they_graded():
+    done = run("--evals-from", "somewhere", timeout=60)
+    assert done.returncode == 2 and "give the same run's --sft-model too" in done.stderr
+
+
+def test_dynamic_sampling_on_a_real_trainer(pipeline, tmp_path):
+    """--spread-extra: flat groups are replaced through TRL's own generation; the counts
+    add up and the curriculum hears about every group generated, kept or not."""
+    out = tmp_path / "spread"
+    done = run(
+        *TINY, "--curriculum", "--difficulty", "", "--spread-extra", "2",
+        "--sft-model", str(pipeline / "sft_model"), "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    spread = results["spread"]
+    assert spread["trained"] == 2  # one step of two prompts: the batch keeps its size
+    assert 2 <= spread["generated"] <= 4 and spread["extra_generations"] <= 2
+    assert spread["trained_flat"] <= spread["generated_flat"]
+    assert results["curriculum"]["groups"] == spread["generated"]
+
+
+def test_dynamic_sampling_needs_the_curriculum():
+    done = run("--spread-extra", "2", timeout=60)
+    assert done.returncode == 2 and "give --curriculum" in done.stderr
