@@ -99,7 +99,7 @@ def main() -> int:
     import torch
 
     import meeting_gym.adapters.rllib as adapter
-    from meeting_gym.envs.meeting_slot.rllib_module import pointer_spec
+    from meeting_gym.envs.meeting_slot.models.rllib_module import pointer_spec
 
     torch.set_num_threads(1)
     rows = []

@@ -19,8 +19,8 @@ import random
 import time
 
 from meeting_gym.envs.timetable_planner.bench import scaled_scenario
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.scoring import reference_scores
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.scoring import reference_scores
 
 
 def _actions(episode: TimetableEpisode, rng: random.Random, n: int) -> list[dict]:

@@ -24,9 +24,9 @@ levels it chose as ``levels.png``.
     python examples/train_ppo.py --curriculum expert --heldout-difficulty expert --out runs/cur
 
 MeetingSlot's ``--policy pointer`` is
-:class:`meeting_gym.envs.meeting_slot.sb3_policy.PointerPolicy` (an MLP trunk plus a shared
+:class:`meeting_gym.envs.meeting_slot.models.sb3_policy.PointerPolicy` (an MLP trunk plus a shared
 scorer over answer starts); TimetablePlanner's ``--policy spot`` is
-:class:`meeting_gym.envs.timetable_planner.sb3_policy.SpotPolicy` (a shared scorer over
+:class:`meeting_gym.envs.timetable_planner.models.sb3_policy.SpotPolicy` (a shared scorer over
 every (session, day, slot, room)); ``--policy mlp`` is plain ``MultiInputPolicy``.
 """
 

@@ -3,7 +3,7 @@
 The same run as examples/train_ppo.py, on RLlib's new API stack: the env goes
 through :mod:`meeting_gym.adapters.rllib` (masks in the observation, as RLlib's masking
 modules expect), the module is the pointer module
-(:class:`meeting_gym.envs.meeting_slot.rllib_module.PointerRLModule`, the counterpart of
+(:class:`meeting_gym.envs.meeting_slot.models.rllib_module.PointerRLModule`, the counterpart of
 SB3's PointerPolicy) or ``--module mlp`` (RLlib's own ``ActionMaskingTorchRLModule`` over a
 plain 64x64 MLP). Evaluates every ``--eval-every`` steps on the held-out scenarios (the
 generated part of the ``eval`` split, which training never draws) with the package's
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         # logical CPUs: the driver (local learner) plus one per runner, even on 2 cores
         ray.init(num_cpus=args.num_env_runners + 1, include_dashboard=False, log_to_driver=False)
     if args.module == "pointer":
-        from meeting_gym.envs.meeting_slot.rllib_module import pointer_spec
+        from meeting_gym.envs.meeting_slot.models.rllib_module import pointer_spec
 
         spec = pointer_spec(args.env, answer_bias=args.answer_bias)
     else:

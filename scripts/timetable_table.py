@@ -27,20 +27,20 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate
 from meeting_gym.agents.policies import make_policy
-from meeting_gym.envs.timetable_planner import best, catalogue
-from meeting_gym.envs.timetable_planner.problem import problem_of
-from meeting_gym.envs.timetable_planner.scoring import reference_scores
+from meeting_gym.envs.timetable_planner.domain import best, catalogue
+from meeting_gym.envs.timetable_planner.domain.problem import problem_of
+from meeting_gym.envs.timetable_planner.domain.scoring import reference_scores
 from meeting_gym.envs.timetable_planner.task import content_key
 from meeting_gym.envs.timetable_planner.view import reset_text, scenario_from_view
 
 ENV = "TimetablePlanner-v0"
-DATA = Path(best.__file__).parent / best.DATA
+DATA = Path(str(catalogue.data_file(best.DATA)))
 
 
 def solve_all(time_limit: float, only: list[str] | None = None) -> None:
     """Solve the 23 and write the data; ``only``: re-solve these ids, keep the other rows."""
-    from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-    from meeting_gym.envs.timetable_planner.solver import solve
+    from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+    from meeting_gym.envs.timetable_planner.domain.solver import solve
 
     kept = {}
     if only:

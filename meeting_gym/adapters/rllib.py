@@ -7,7 +7,7 @@ by the functions that need it (:func:`register`, :func:`masked_mlp_spec`,
 numpy only.
 
 RLlib's action-masking module (``ActionMaskingTorchRLModule`` from RLlib's examples)
-and :class:`~meeting_gym.envs.meeting_slot.rllib_module.PointerRLModule` take
+and :class:`~meeting_gym.envs.meeting_slot.models.rllib_module.PointerRLModule` take
 observations of the form ``{"action_mask": Box(0, 1, (n,)), "observations": Box}``.
 :class:`MaskedObservation` gives exactly that: the env's own ``info["action_mask"]``
 as floats, and the env's ``Dict`` observation flattened by Gymnasium

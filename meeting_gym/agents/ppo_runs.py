@@ -212,7 +212,7 @@ RECIPES: dict[str, Recipe] = {
             "threads": 1,
         },
         networks={
-            "pointer": "meeting_gym.envs.meeting_slot.sb3_policy:PointerPolicy",
+            "pointer": "meeting_gym.envs.meeting_slot.models.sb3_policy:PointerPolicy",
             "mlp": "MultiInputPolicy",
         },
         references=("gold", "naive", "random"),
@@ -239,7 +239,7 @@ RECIPES: dict[str, Recipe] = {
             "threads": 2,
         },
         networks={
-            "spot": "meeting_gym.envs.timetable_planner.sb3_policy:SpotPolicy",
+            "spot": "meeting_gym.envs.timetable_planner.models.sb3_policy:SpotPolicy",
             "mlp": "MultiInputPolicy",
         },
         references=("greedy", "random"),

@@ -2,15 +2,57 @@
 
 :func:`lazy_getattr` lets a package hand on names from its modules without importing them
 at import time; :func:`alias_getattr` keeps a public name that moved in 0.3.0 working, with
-a ``DeprecationWarning``, until 0.4.0.
+a ``DeprecationWarning``, until 0.4.0; :func:`alias_modules` does the same for whole
+modules that moved inside a package (old imports, and pickles that name the old module,
+such as saved SB3 policies, still load).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
 from typing import Any
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module name as the module it moved to (the same object), warning."""
+
+    def __init__(self, moves: Mapping[str, str]) -> None:
+        self.moves = dict(moves)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in self.moves:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: Any) -> ModuleType:
+        new = self.moves[spec.name]
+        warnings.warn(
+            f"{spec.name} moved to {new} in meeting_gym 0.3.0; the old name goes in 0.4.0",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        # the module itself, so its classes are the same classes under either name
+        return importlib.import_module(new)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the module was imported under its new name."""
+
+
+def alias_modules(package: str, moves: Mapping[str, str]) -> None:
+    """Keep ``package``'s submodules that moved importable by their old names until 0.4.0.
+
+    ``moves`` maps an old name to its new one, both relative to ``package``
+    (``{"solver": "domain.solver"}``). Call it from the package's ``__init__``.
+    """
+    finder = _MovedModules({f"{package}.{old}": f"{package}.{new}" for old, new in moves.items()})
+    # first, so an old name under a moved package is never found as a second copy
+    sys.meta_path.insert(0, finder)
 
 
 def lazy_getattr(

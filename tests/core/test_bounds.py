@@ -23,7 +23,7 @@ from meeting_gym.core.text_env import (
     MAX_TRANSCRIPT_ENTRY_CHARS,
 )
 from meeting_gym.envs.calendar_math.task import CalendarMathTask
-from meeting_gym.envs.timetable_planner.scenario import MAX_ENTITIES
+from meeting_gym.envs.timetable_planner.domain.scenario import MAX_ENTITIES
 
 # sha256 of the keys of eval items 0-149 (0-39 for TimetablePlanner) of seed 42 and 0-29
 # of seed 7, each joined by newlines, computed with main's code before the change
@@ -170,7 +170,7 @@ def test_item_and_scenario_options_are_bounded_by_size_and_depth():
 
 
 def test_a_timetable_scenario_lists_at_most_max_entities():
-    from meeting_gym.envs.timetable_planner.catalogue import handcrafted
+    from meeting_gym.envs.timetable_planner.domain.catalogue import handcrafted
 
     data = handcrafted()[0].to_dict()
     first = data["sessions"][0]

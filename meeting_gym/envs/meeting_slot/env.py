@@ -13,14 +13,14 @@ import numpy as np
 
 from meeting_gym.core.discrete_mode import MaskedDiscreteMode
 from meeting_gym.core.text_env import TextEnv
-from meeting_gym.envs.meeting_slot import picture
-from meeting_gym.envs.meeting_slot.discrete import DiscreteInterface
+from meeting_gym.envs.meeting_slot.discrete.actions import ActionTable
+from meeting_gym.envs.meeting_slot.discrete.interface import DiscreteInterface
+from meeting_gym.envs.meeting_slot.discrete.observations import ENCODINGS
+from meeting_gym.envs.meeting_slot.discrete.reveal import Revealed
 from meeting_gym.envs.meeting_slot.domain.generator import MAX_ATTENDEES, MAX_WINDOW_DAYS
 from meeting_gym.envs.meeting_slot.domain.solver import window_bounds
-from meeting_gym.envs.meeting_slot.encoders import render as draw
-from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
-from meeting_gym.envs.meeting_slot.encoders.observations import ENCODINGS
-from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
+from meeting_gym.envs.meeting_slot.render import ansi as draw
+from meeting_gym.envs.meeting_slot.render import picture
 from meeting_gym.envs.meeting_slot.task import MeetingSlotTask
 
 MODES = ("discrete", "text")
@@ -49,7 +49,7 @@ class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
     get_working_hours(i); ``1 + 2A + i*J + j`` get_busy(i, date j);
     ``1 + 2A + A*J + k`` answer(window start + k*G minutes); the last index
     answer(NONE). ``env.unwrapped.describe(a)`` gives readable text such as
-    ``get_busy(Ava, 2024-03-11)``; :mod:`.encoders.actions` has
+    ``get_busy(Ava, 2024-03-11)``; :mod:`.discrete.actions` has
     the table.
     An answer is submitted as ``<answer>YYYY-MM-DDTHH:MM:SSZ</answer>``, so its
     ``format`` is always 1.
@@ -86,12 +86,12 @@ class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
       ``fit`` (starts known to fit every attendee, equal to the rubric's validity
       once everything is revealed), ``in_window``;
     * ``"raw"``: the tool results in local time: ``zone`` (one-hot over
-      :data:`meeting_gym.envs.meeting_slot.encoders.ZONE_VOCAB`), ``hours``, ``weekdays``, ``busy``
+      :data:`meeting_gym.envs.meeting_slot.discrete.ZONE_VOCAB`), ``hours``, ``weekdays``, ``busy``
       (quarter-hour bitmaps of each local date), ``date_weekday``, ``day_of_year``.
 
     Both add ``called`` (tool actions taken), ``attendees`` (0 until listed),
     ``window_days``, ``duration`` and ``turns_left``. Details and shapes:
-    :mod:`meeting_gym.envs.meeting_slot.encoders.observations`.
+    :mod:`meeting_gym.envs.meeting_slot.discrete.observations`.
 
     ## Observation Space (``mode="text"``)
     A string (``AnyText``, up to 65,536 characters): the question at reset,

@@ -1,19 +1,33 @@
 """TimetablePlanner: build a weekly timetable under teacher, group and room constraints.
 
-The pure domain of ``TimetablePlanner-v0``, with no gymnasium or numpy import:
+The layout every multi-mode env of the family shares (MeetingSlot's too):
 
-* ``scenario``: the validated scenario model (:class:`Scenario`, :class:`ScenarioError`);
-* ``problem``: a scenario as loaded for play (defaults, disruption, indices);
-* ``scoring``: conflict counts, the seven component scores and ``overall_score``, kept
-  incrementally by :class:`Timetable`, and the from-scratch :func:`reference_scores`;
-* ``actions``: the five actions, parsed and validated with the predecessor's messages;
-* ``episode``: the step pipeline (reward = score delta + penalties + submit bonus);
-* ``observation``: the predecessor's observation dict;
-* ``catalogue``: the 15 hand-crafted scenarios (package data, attributed) and the 8
-  generated ids of the predecessor;
-* ``generator``: the predecessor's procedural generator, seeded and process-independent.
+* ``domain/``: the rules in pure Python, no gymnasium or numpy: ``scenario`` (the validated
+  model), ``problem`` (a scenario loaded for play), ``scoring`` (conflicts, the seven
+  component scores, kept incrementally), ``actions`` (the five actions, parsed and checked
+  with the predecessor's messages), ``episode`` (the step pipeline: reward = score delta +
+  penalties + submit bonus), ``catalogue`` (the 15 hand-crafted scenarios and the 8
+  generated ids), ``generator``, and the ``solver``, ``greedy`` and ``best`` results;
+* ``discrete/``: the masked ``Discrete`` mode (action table, masks, encoders; numpy);
+* ``render/``: the ANSI status and the RGB picture;
+* ``models/``: the torch networks for SB3;
+* ``task``, ``tools``, ``view``, ``observation``, ``env``, ``policies``, ``agents``,
+  ``bench``: the family's seam around them.
 
 The rules are the predecessor's (``ajay-sreeram/timetable_planner`` at ``2659ae6``) as
 specified in RULES.md, with the defects the issue lists fixed; each fix is named where it
-is made (D1, D3, D7, D11, D16, D18).
+is made (D1, D3, D7, D11, D16, D18). The modules' 0.2 names (``...timetable_planner.solver``
+and so on) still import, with a DeprecationWarning, until 0.4.0.
 """
+
+from meeting_gym.core.moved import alias_modules
+
+_DOMAIN = (
+    "actions", "best", "catalogue", "episode", "generator", "greedy", "problem", "scenario",
+    "scoring", "solver",
+)  # fmt: skip
+alias_modules(
+    __name__,
+    {name: f"domain.{name}" for name in _DOMAIN}
+    | {"sizes": "discrete.sizes", "picture": "render.picture", "sb3_policy": "models.sb3_policy"},
+)

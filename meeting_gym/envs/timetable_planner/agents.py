@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from meeting_gym.agents.policies import DiscreteAdapter
-from meeting_gym.envs.timetable_planner.actions import Action
+from meeting_gym.envs.timetable_planner.domain.actions import Action
 from meeting_gym.envs.timetable_planner.tools import read_actions
 from meeting_gym.envs.timetable_planner.view import reset_text, step_text
 

@@ -39,13 +39,13 @@ from meeting_gym.bench import (
     rollout_rate,
     step_rate,
 )
-from meeting_gym.envs.timetable_planner.actions import Action
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import SIZES, Sizes, generate
-from meeting_gym.envs.timetable_planner.greedy import first_fit
-from meeting_gym.envs.timetable_planner.problem import Problem, problem_of
-from meeting_gym.envs.timetable_planner.scenario import Scenario
-from meeting_gym.envs.timetable_planner.scoring import Timetable
+from meeting_gym.envs.timetable_planner.domain.actions import Action
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.generator import SIZES, Sizes, generate
+from meeting_gym.envs.timetable_planner.domain.greedy import first_fit
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, problem_of
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario
+from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 
 STEP_TARGET = 0.10
 """discrete ``step()`` (mask included) on expert scenarios: at least this share of CartPole."""
@@ -243,7 +243,7 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
 
 def _text_rate(env: Any, steps: int, seed: int) -> float:
     """Text ``step()`` rate: the masked random policy's actions as JSON action objects."""
-    from meeting_gym.envs.timetable_planner.discrete import ActionTable
+    from meeting_gym.envs.timetable_planner.discrete.interface import ActionTable
 
     rng = random.Random(seed)
     clock = time.perf_counter

@@ -24,8 +24,12 @@ from meeting_gym.core.text_env import (
     oversized,
     shorten,
 )
-from meeting_gym.envs.timetable_planner.actions import Rejected
-from meeting_gym.envs.timetable_planner.discrete import DEFAULT_BOUNDS, Bounds, DiscreteInterface
+from meeting_gym.envs.timetable_planner.discrete.interface import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    DiscreteInterface,
+)
+from meeting_gym.envs.timetable_planner.domain.actions import Rejected
 from meeting_gym.envs.timetable_planner.task import PlannerEpisode, TimetablePlannerTask
 from meeting_gym.envs.timetable_planner.tools import read_actions
 from meeting_gym.envs.timetable_planner.view import reset_text, result_text, step_text
@@ -228,7 +232,7 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
         )
         self.painter: Any = None
         if render_mode == "rgb_array":
-            from meeting_gym.envs.timetable_planner.picture import Painter
+            from meeting_gym.envs.timetable_planner.render.picture import Painter
 
             self.painter = Painter(self.bounds)
 
@@ -242,7 +246,7 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None or self.episode is None:
             return None
-        from meeting_gym.envs.timetable_planner.render import Status
+        from meeting_gym.envs.timetable_planner.render.status import Status
 
         status = Status.of(self)
         if self.painter is not None:

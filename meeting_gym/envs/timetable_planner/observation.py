@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.problem import Problem
-from meeting_gym.envs.timetable_planner.scenario import Placement, SlotMap
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.problem import Problem
+from meeting_gym.envs.timetable_planner.domain.scenario import Placement, SlotMap
 
 __all__ = ["labelled_slots", "observation_dict", "sorted_timetable", "unscheduled_sessions"]
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from meeting_gym.agents.policies import Policy
 from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
-from meeting_gym.envs.timetable_planner.greedy import first_fit, plan_actions
-from meeting_gym.envs.timetable_planner.problem import Problem, Spot
+from meeting_gym.envs.timetable_planner.domain.greedy import first_fit, plan_actions
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, Spot
 from meeting_gym.envs.timetable_planner.task import content_key
 from meeting_gym.envs.timetable_planner.view import scenario_from_view, timetable_from_view
 
@@ -88,8 +88,8 @@ class SolverPolicy(_Planner):
         self.time_limit = time_limit
 
     def target(self, problem: Problem, current: dict[int, Spot]) -> dict[int, Spot]:
-        from meeting_gym.envs.timetable_planner.best import documented_timetable
-        from meeting_gym.envs.timetable_planner.solver import DEFAULT_TIME_LIMIT, solve
+        from meeting_gym.envs.timetable_planner.domain.best import documented_timetable
+        from meeting_gym.envs.timetable_planner.domain.solver import DEFAULT_TIME_LIMIT, solve
 
         known = documented_timetable(problem)
         if known is not None:
@@ -135,7 +135,11 @@ class RandomPolicy(BaseRandomPolicy):
             self._start(observation)
 
     def _start(self, observation: str) -> None:
-        from meeting_gym.envs.timetable_planner.discrete import ActionTable, Bounds, Masker
+        from meeting_gym.envs.timetable_planner.discrete.interface import (
+            ActionTable,
+            Bounds,
+            Masker,
+        )
 
         self.problem, _ = _read(observation)
         p = self.problem

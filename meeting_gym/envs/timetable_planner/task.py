@@ -13,8 +13,6 @@ the seven component scores by name with the episode's return as ``reward``
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -24,18 +22,18 @@ from meeting_gym.core.bounded import show
 from meeting_gym.core.episode import StepEpisode
 from meeting_gym.core.rubric import Grade, Rubric, Term
 from meeting_gym.core.task import Setting, Task
-from meeting_gym.envs.timetable_planner import catalogue, generator
-from meeting_gym.envs.timetable_planner.actions import ACTION_FIELDS, Rejected
-from meeting_gym.envs.timetable_planner.episode import (
+from meeting_gym.envs.timetable_planner.domain import catalogue, generator
+from meeting_gym.envs.timetable_planner.domain.actions import ACTION_FIELDS, Rejected
+from meeting_gym.envs.timetable_planner.domain.episode import (
     STARTS,
     SUBMIT_BONUS,
     SUBMIT_BONUS_THRESHOLD,
     StepResult,
     TimetableEpisode,
 )
-from meeting_gym.envs.timetable_planner.problem import Problem, problem_of
-from meeting_gym.envs.timetable_planner.scenario import DIFFICULTIES, Scenario
-from meeting_gym.envs.timetable_planner.scoring import COMPONENTS, WEIGHTS
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, problem_of
+from meeting_gym.envs.timetable_planner.domain.scenario import DIFFICULTIES, Scenario, content_key
+from meeting_gym.envs.timetable_planner.domain.scoring import COMPONENTS, WEIGHTS
 from meeting_gym.envs.timetable_planner.tools import TOOLSET
 from meeting_gym.envs.timetable_planner.view import reset_text
 
@@ -87,14 +85,6 @@ in a teacher's or group's day), room fit (room capacity close to the need), teac
 preferences, a balanced number of sessions per day and, for hard and expert, stability \
 (sessions kept exactly where the baseline had them). Place every session without \
 conflicts, then submit."""
-
-
-def content_key(scenario: Scenario) -> str:
-    """An id of a scenario's content (its id left out): equal content, equal key."""
-    data = scenario.to_dict()
-    data.pop("scenario_id")
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return f"{scenario.task_name}:{hashlib.sha256(text.encode()).hexdigest()[:20]}"
 
 
 class PlannerEpisode(StepEpisode):
@@ -285,7 +275,7 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
 
     def best_known(self, item: Scenario) -> dict[str, Any] | None:
         """The solver's documented result on this scenario (one of the 23), or None."""
-        from meeting_gym.envs.timetable_planner.best import known_best
+        from meeting_gym.envs.timetable_planner.domain.best import known_best
 
         return known_best().get(self.key(item))
 

@@ -31,7 +31,7 @@ from typing import Any
 from meeting_gym.core.bounded import show
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
 from meeting_gym.core.tools import ToolSet
-from meeting_gym.envs.timetable_planner.actions import ACTION_TYPES, Rejected
+from meeting_gym.envs.timetable_planner.domain.actions import ACTION_TYPES, Rejected
 
 __all__ = ["MAX_ACTIONS", "TOOLSET", "read_actions"]
 

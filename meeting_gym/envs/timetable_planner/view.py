@@ -28,11 +28,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.episode import StepResult, TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.episode import StepResult, TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.problem import Problem
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario, SlotMap, cells_of
+from meeting_gym.envs.timetable_planner.domain.scoring import WEIGHTS
 from meeting_gym.envs.timetable_planner.observation import unscheduled_sessions
-from meeting_gym.envs.timetable_planner.problem import Problem
-from meeting_gym.envs.timetable_planner.scenario import Scenario, SlotMap, cells_of
-from meeting_gym.envs.timetable_planner.scoring import WEIGHTS
 
 __all__ = [
     "problem_view",

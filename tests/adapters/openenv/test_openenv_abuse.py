@@ -34,7 +34,7 @@ from websockets.exceptions import ConnectionClosed  # noqa: E402
 from meeting_gym.adapters import openenv  # noqa: E402
 from meeting_gym.core.splits import MAX_EVAL_ITEMS  # noqa: E402
 from meeting_gym.core.text_env import MAX_ACTION_CHARS, MAX_OPTION_CHARS  # noqa: E402
-from meeting_gym.envs.timetable_planner.scenario import MAX_ENTITIES  # noqa: E402
+from meeting_gym.envs.timetable_planner.domain.scenario import MAX_ENTITIES  # noqa: E402
 
 TIMEOUT = 30.0
 """No single wait in this file lasts longer (seconds)."""
@@ -159,7 +159,7 @@ def test_item2_an_action_over_the_bound_is_an_error_observation_that_costs_the_t
 
 
 def test_item3_item_and_scenario_options_past_their_bounds_are_named_errors():
-    from meeting_gym.envs.timetable_planner.catalogue import handcrafted
+    from meeting_gym.envs.timetable_planner.domain.catalogue import handcrafted
 
     data = handcrafted()[0].to_dict()
     first = data["sessions"][0]

@@ -23,7 +23,7 @@ from meeting_gym.adapters import rllib as adapter
 from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.rllib import RLlibAgent, load_rllib
 from meeting_gym.core.splits import load_split
-from meeting_gym.envs.meeting_slot import rllib_module
+from meeting_gym.envs.meeting_slot.models import rllib_module
 
 TINY = {"train_batch_size": 512, "minibatch_size": 128, "num_epochs": 2, "envs_per_env_runner": 4}
 
@@ -144,7 +144,7 @@ def test_a_saved_module_is_refused_where_there_is_none(tmp_path):
 def test_the_pointer_module_computes_what_sb3s_pointer_policy_computes():
     """Same weights, same observation: the same masked action distribution and value."""
     pytest.importorskip("sb3_contrib")
-    from meeting_gym.envs.meeting_slot.sb3_policy import PointerPolicy
+    from meeting_gym.envs.meeting_slot.models.sb3_policy import PointerPolicy
 
     env = gym.make("MeetingSlot-v0")
     sb3 = PointerPolicy(env.observation_space, env.action_space, lambda _: 1e-3)

@@ -13,12 +13,12 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import meeting_gym
+from meeting_gym.envs.meeting_slot.discrete.actions import ActionTable
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
 from meeting_gym.envs.meeting_slot.domain.generator import generate
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve, window_bounds
-from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
-from meeting_gym.envs.meeting_slot.picture import frame_size
+from meeting_gym.envs.meeting_slot.render.picture import frame_size
 
 MEETING_SLOT_IDS = [i for i in meeting_gym.ENV_IDS if i.startswith("MeetingSlot")]
 
@@ -31,7 +31,7 @@ def make(**kwargs):
 
 
 def index(kind, attendee=None, day=None, slot=None):
-    from meeting_gym.envs.meeting_slot.encoders.actions import Action
+    from meeting_gym.envs.meeting_slot.discrete.actions import Action
 
     return TABLE.encode(Action(kind, attendee=attendee, day=day, slot=slot))
 
@@ -275,7 +275,7 @@ def test_raw_observation_holds_tool_results_in_local_time():
     env = make(obs="raw")
     scenario = CURATED_BY_ID["dst_eu_monday"]
     person = scenario.attendees[0]
-    from meeting_gym.envs.meeting_slot.encoders.observations import ZONE_VOCAB
+    from meeting_gym.envs.meeting_slot.discrete.observations import ZONE_VOCAB
 
     obs, _ = env.reset(options={"scenario": scenario})
     assert obs["zone"].sum() == 0 and obs["busy"].sum() == 0

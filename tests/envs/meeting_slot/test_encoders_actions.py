@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from meeting_gym.envs.meeting_slot.discrete.actions import Action, ActionTable
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
-from meeting_gym.envs.meeting_slot.encoders.actions import Action, ActionTable
 
 
 def test_default_layout_counts():

@@ -7,9 +7,9 @@ import random
 import numpy as np
 import pytest
 
+from meeting_gym.envs.meeting_slot.discrete.actions import ActionTable
+from meeting_gym.envs.meeting_slot.discrete.reveal import Revealed
 from meeting_gym.envs.meeting_slot.domain.generator import generate
-from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
-from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 
 TABLE = ActionTable()
 

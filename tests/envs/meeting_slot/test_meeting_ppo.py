@@ -18,7 +18,7 @@ def test_pointer_policy_trains_saves_and_evaluates(tmp_path, capsys):
     from stable_baselines3.common.env_util import make_vec_env
 
     from meeting_gym.cli import main
-    from meeting_gym.envs.meeting_slot.sb3_policy import PointerPolicy
+    from meeting_gym.envs.meeting_slot.models.sb3_policy import PointerPolicy
 
     venv = make_vec_env("MeetingSlot-v0", n_envs=4, seed=0)
     model = sb3_contrib.MaskablePPO(

@@ -1,4 +1,4 @@
-"""The rgb_array frame and the human window of MeetingSlot (envs/meeting_slot/picture.py)."""
+"""The rgb_array frame and the human window of MeetingSlot (envs/meeting_slot/render/picture.py)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.envs.meeting_slot import picture
 from meeting_gym.envs.meeting_slot.agents import TextPolicyAdapter
+from meeting_gym.envs.meeting_slot.discrete.actions import ActionTable
+from meeting_gym.envs.meeting_slot.discrete.reveal import Revealed
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
 from meeting_gym.envs.meeting_slot.domain.solver import window_bounds
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
-from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
-from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 from meeting_gym.envs.meeting_slot.policies import GoldPolicy
+from meeting_gym.envs.meeting_slot.render import picture
 
 pytest.importorskip("PIL")
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from meeting_gym.envs.timetable_planner.actions import (
+from meeting_gym.envs.timetable_planner.domain.actions import (
     ACTION_FIELDS,
     ACTION_TYPES,
     APPLY,
@@ -19,10 +19,10 @@ from meeting_gym.envs.timetable_planner.actions import (
     check_action,
     parse_action,
 )
-from meeting_gym.envs.timetable_planner.catalogue import get_scenario
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.problem import Problem
-from meeting_gym.envs.timetable_planner.scoring import Timetable
+from meeting_gym.envs.timetable_planner.domain.catalogue import get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.problem import Problem
+from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri")
 MISSING_ALL = (

@@ -15,8 +15,8 @@ from benches import tiny
 
 from meeting_gym import bench
 from meeting_gym.envs.timetable_planner import bench as tt_bench
-from meeting_gym.envs.timetable_planner.generator import SIZES, generate
-from meeting_gym.envs.timetable_planner.problem import problem_of
+from meeting_gym.envs.timetable_planner.domain.generator import SIZES, generate
+from meeting_gym.envs.timetable_planner.domain.problem import problem_of
 
 ENV = "TimetablePlanner-v0"
 TINY = tiny(steps=60, resets=3, solves_per_difficulty=2, items=10)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 
 import pytest
 from paths import ROOT
 from timetable_fixtures import reference
 
-from meeting_gym.envs.timetable_planner import catalogue
-from meeting_gym.envs.timetable_planner.catalogue import (
+from meeting_gym.envs.timetable_planner.domain import catalogue
+from meeting_gym.envs.timetable_planner.domain.catalogue import (
     ATTRIBUTION,
     CATALOGUE_IDS,
     GENERATED_IDS,
@@ -59,7 +58,7 @@ def test_package_data_is_the_reference_data_unchanged():
 
 
 def test_attribution_names_the_source_and_the_missing_license():
-    text = resources.files(catalogue.__package__).joinpath("data/scenarios.json").read_text()
+    text = catalogue.data_file("data/scenarios.json").read_text()
     source = json.loads(text)["source"]
     assert source["repo"] == "ajay-sreeram/timetable_planner" and source["commit"] == "2659ae6"
     assert "no LICENSE file" in source["license"]

@@ -21,23 +21,23 @@ from gymnasium.utils.env_checker import check_env
 from timetable_fixtures import given_but_refused, has_fraction, random_action, trajectories
 
 import meeting_gym  # noqa: F401
-from meeting_gym.envs.timetable_planner import sizes
-from meeting_gym.envs.timetable_planner.actions import APPLY, Action
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.discrete import (
+from meeting_gym.envs.timetable_planner.discrete import sizes
+from meeting_gym.envs.timetable_planner.discrete.interface import (
     DEFAULT_BOUNDS,
     HARD_MASKED,
     ActionTable,
     Masker,
 )
-from meeting_gym.envs.timetable_planner.episode import (
+from meeting_gym.envs.timetable_planner.domain.actions import APPLY, Action
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import (
     INVALID_PENALTY,
     NOOP_PENALTY,
     TimetableEpisode,
 )
-from meeting_gym.envs.timetable_planner.generator import SIZES, Sizes, generate
-from meeting_gym.envs.timetable_planner.problem import Problem, problem_of
-from meeting_gym.envs.timetable_planner.scoring import Timetable
+from meeting_gym.envs.timetable_planner.domain.generator import SIZES, Sizes, generate
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, problem_of
+from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 from meeting_gym.envs.timetable_planner.view import reset_text, scenario_from_view
 
 ENV = "TimetablePlanner-v0"
@@ -245,7 +245,7 @@ def _allowed(table: ActionTable, problem: Problem, timetable: Timetable, index: 
         return False
     if action.target_session_id and action.target_session_id.startswith("#"):
         return False
-    from meeting_gym.envs.timetable_planner.actions import check_action
+    from meeting_gym.envs.timetable_planner.domain.actions import check_action
 
     check = check_action(problem, timetable, action)
     if check.verdict != APPLY:

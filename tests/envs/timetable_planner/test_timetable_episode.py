@@ -8,9 +8,9 @@ import random
 import pytest
 from timetable_fixtures import random_action
 
-from meeting_gym.envs.timetable_planner.actions import Action
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.episode import (
+from meeting_gym.envs.timetable_planner.domain.actions import Action
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import (
     INVALID_PENALTY,
     NOOP_PENALTY,
     SUBMIT_BONUS,

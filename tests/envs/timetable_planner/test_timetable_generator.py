@@ -13,9 +13,9 @@ import textwrap
 
 import pytest
 
-from meeting_gym.envs.timetable_planner.catalogue import get_scenario
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import (
+from meeting_gym.envs.timetable_planner.domain.catalogue import get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.generator import (
     PREDECESSOR_SEEDS,
     SIZES,
     Sizes,
@@ -23,9 +23,9 @@ from meeting_gym.envs.timetable_planner.generator import (
     generate_dict,
     predecessor_scenario,
 )
-from meeting_gym.envs.timetable_planner.problem import Problem
-from meeting_gym.envs.timetable_planner.scenario import Scenario
-from meeting_gym.envs.timetable_planner.scoring import Timetable
+from meeting_gym.envs.timetable_planner.domain.problem import Problem
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario
+from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 
 
 def _run(code: str, hash_seed: str) -> str:
@@ -42,9 +42,9 @@ def _run(code: str, hash_seed: str) -> str:
 
 DIGEST = """
     import hashlib, json, random
-    from meeting_gym.envs.timetable_planner.generator import PREDECESSOR_SEEDS, SIZES
-    from meeting_gym.envs.timetable_planner.generator import generate_dict
-    from meeting_gym.envs.timetable_planner.generator import predecessor_id
+    from meeting_gym.envs.timetable_planner.domain.generator import PREDECESSOR_SEEDS, SIZES
+    from meeting_gym.envs.timetable_planner.domain.generator import generate_dict
+    from meeting_gym.envs.timetable_planner.domain.generator import predecessor_id
     made = [generate_dict(random.Random(s), d, predecessor_id(d, s)) for d, s in PREDECESSOR_SEEDS]
     made += [generate_dict(random.Random(s), d) for s in range(5) for d in SIZES]
     made += [generate_dict(random.Random(s)) for s in range(5)]  # the default mix

@@ -15,8 +15,8 @@ from fake_openai_server import FakeOpenAIServer
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.cli import main
-from meeting_gym.envs.timetable_planner.best import known_best
-from meeting_gym.envs.timetable_planner.catalogue import get_scenario
+from meeting_gym.envs.timetable_planner.domain.best import known_best
+from meeting_gym.envs.timetable_planner.domain.catalogue import get_scenario
 from meeting_gym.envs.timetable_planner.task import TimetablePlannerTask, content_key
 
 pytest.importorskip("openai")

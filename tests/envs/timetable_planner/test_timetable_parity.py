@@ -24,13 +24,13 @@ import random
 import pytest
 from timetable_fixtures import given_but_refused, has_fraction, reference, trajectories
 
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.episode import (
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import (
     INVALID_PENALTY,
     NOOP_PENALTY,
     TimetableEpisode,
 )
-from meeting_gym.envs.timetable_planner.generator import generate_dict, predecessor_id
+from meeting_gym.envs.timetable_planner.domain.generator import generate_dict, predecessor_id
 from meeting_gym.envs.timetable_planner.observation import observation_dict
 
 TOLERANCE = 1e-9

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -18,14 +17,14 @@ import pytest
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
-from meeting_gym.envs.timetable_planner import best
-from meeting_gym.envs.timetable_planner.best import documented_timetable, known_best
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import generate
-from meeting_gym.envs.timetable_planner.greedy import first_fit, plan_actions
-from meeting_gym.envs.timetable_planner.problem import problem_of
-from meeting_gym.envs.timetable_planner.scoring import Timetable
+from meeting_gym.envs.timetable_planner.domain import catalogue
+from meeting_gym.envs.timetable_planner.domain.best import documented_timetable, known_best
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.generator import generate
+from meeting_gym.envs.timetable_planner.domain.greedy import first_fit, plan_actions
+from meeting_gym.envs.timetable_planner.domain.problem import problem_of
+from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 from meeting_gym.envs.timetable_planner.task import TimetablePlannerTask, content_key
 
 ENV = "TimetablePlanner-v0"
@@ -35,7 +34,7 @@ ENV = "TimetablePlanner-v0"
 def test_greedy_is_a_clean_first_fit(scenario_id):
     """Conflict-free, and a session left out has no clean spot left at the end (occupancy
     only grows, so a spot clean at the end was clean when the session's turn came)."""
-    from meeting_gym.envs.timetable_planner.greedy import _Occupancy
+    from meeting_gym.envs.timetable_planner.domain.greedy import _Occupancy
 
     problem = problem_of(get_scenario(scenario_id))
     target = first_fit(problem)
@@ -167,7 +166,7 @@ def test_policies_see_only_the_observation():
 
 def test_the_solver_model_scores_a_timetable_as_the_env_does():
     pytest.importorskip("ortools")
-    from meeting_gym.envs.timetable_planner.solver import solve
+    from meeting_gym.envs.timetable_planner.domain.solver import solve
 
     for scenario_id in ("hard_1", "expert_1", "medium_5"):
         problem = problem_of(get_scenario(scenario_id))
@@ -181,7 +180,7 @@ def test_the_solver_model_scores_a_timetable_as_the_env_does():
 
 def test_the_solver_respects_the_step_budget_from_the_baseline():
     pytest.importorskip("ortools")
-    from meeting_gym.envs.timetable_planner.solver import solve
+    from meeting_gym.envs.timetable_planner.domain.solver import solve
 
     problem = problem_of(get_scenario("expert_2"))
     begin = TimetableEpisode(problem, "baseline")
@@ -233,7 +232,7 @@ def test_annealing_leaves_the_local_optimum_the_perturbation_search_beat():
     optimal, the solver anneals and polishes what its rounds found. The old timetable is
     a polish optimum; the annealing leaves it, upward, deterministically, and the
     re-solved documented result is past it too."""
-    from meeting_gym.envs.timetable_planner.solver import anneal, exact_score, polish
+    from meeting_gym.envs.timetable_planner.domain.solver import anneal, exact_score, polish
 
     problem = problem_of(get_scenario("gen_expert_4002"))
     old = {
@@ -251,7 +250,7 @@ def test_annealing_leaves_the_local_optimum_the_perturbation_search_beat():
 
 
 def test_annealing_never_loses_and_keeps_to_the_step_budget():
-    from meeting_gym.envs.timetable_planner.solver import anneal, exact_score
+    from meeting_gym.envs.timetable_planner.domain.solver import anneal, exact_score
 
     problem = problem_of(get_scenario("hard_2"))
     begin = dict(TimetableEpisode(problem, "baseline").timetable.items())
@@ -268,10 +267,10 @@ def test_annealing_never_loses_and_keeps_to_the_step_budget():
 def test_the_documented_results_are_what_the_solver_finds_now():
     """Re-solves the 23 with the documented time limit (several minutes)."""
     pytest.importorskip("ortools")
-    from meeting_gym.envs.timetable_planner.best import DATA
-    from meeting_gym.envs.timetable_planner.solver import solve
+    from meeting_gym.envs.timetable_planner.domain.best import DATA
+    from meeting_gym.envs.timetable_planner.domain.solver import solve
 
-    payload = json.loads((Path(best.__file__).parent / DATA).read_text())
+    payload = json.loads(catalogue.data_file(DATA).read_text())
     for row in payload["scenarios"]:
         problem = problem_of(get_scenario(row["scenario_id"]))
         result = solve(problem, time_limit=payload["time_limit"])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.envs.timetable_planner.actions import check_action
+from meeting_gym.envs.timetable_planner.domain.actions import check_action
 
 sb3_contrib = pytest.importorskip("sb3_contrib")
 th = pytest.importorskip("torch")
@@ -26,8 +26,8 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _model(env, **kwargs):
-    from meeting_gym.envs.timetable_planner.discrete import DEFAULT_BOUNDS
-    from meeting_gym.envs.timetable_planner.sb3_policy import SpotPolicy
+    from meeting_gym.envs.timetable_planner.discrete.interface import DEFAULT_BOUNDS
+    from meeting_gym.envs.timetable_planner.models.sb3_policy import SpotPolicy
 
     bounds = dict(vars(DEFAULT_BOUNDS))
     return sb3_contrib.MaskablePPO(

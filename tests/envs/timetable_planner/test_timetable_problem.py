@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.problem import Problem, problem_of
-from meeting_gym.envs.timetable_planner.scenario import Scenario, cells_of
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, problem_of
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario, cells_of
 
 
 def _scenario(**changes) -> Scenario:

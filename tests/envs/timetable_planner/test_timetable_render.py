@@ -83,8 +83,8 @@ def test_record_video_takes_the_frames(tmp_path):
 
 def _lone_placement(scenario_id: str, broken: str) -> dict:
     """An assign whose only fault is ``broken`` (or none): type, capacity or availability."""
-    from meeting_gym.envs.timetable_planner.catalogue import get_scenario
-    from meeting_gym.envs.timetable_planner.problem import problem_of
+    from meeting_gym.envs.timetable_planner.domain.catalogue import get_scenario
+    from meeting_gym.envs.timetable_planner.domain.problem import problem_of
 
     p = problem_of(get_scenario(scenario_id))
     for s in range(len(p.sessions)):

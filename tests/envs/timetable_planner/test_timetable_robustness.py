@@ -22,18 +22,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meeting_gym  # noqa: F401
-from meeting_gym.envs.timetable_planner.actions import ACTION_FIELDS
-from meeting_gym.envs.timetable_planner.best import documented_timetable, known_best
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.episode import (
+from meeting_gym.envs.timetable_planner.domain.actions import ACTION_FIELDS
+from meeting_gym.envs.timetable_planner.domain.best import documented_timetable, known_best
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import (
     INVALID_PENALTY,
     NOOP_PENALTY,
     SUBMIT_BONUS,
 )
-from meeting_gym.envs.timetable_planner.generator import generate
-from meeting_gym.envs.timetable_planner.greedy import first_fit
-from meeting_gym.envs.timetable_planner.problem import problem_of
-from meeting_gym.envs.timetable_planner.scoring import Timetable
+from meeting_gym.envs.timetable_planner.domain.generator import generate
+from meeting_gym.envs.timetable_planner.domain.greedy import first_fit
+from meeting_gym.envs.timetable_planner.domain.problem import problem_of
+from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 from meeting_gym.envs.timetable_planner.task import content_key
 
 ENV = "TimetablePlanner-v0"
@@ -402,7 +402,7 @@ def test_every_documented_timetable_is_the_solvers_and_fits_the_budget():
 
 def test_a_fresh_solve_is_never_below_greedy():
     pytest.importorskip("ortools")
-    from meeting_gym.envs.timetable_planner.solver import exact_score, solve
+    from meeting_gym.envs.timetable_planner.domain.solver import exact_score, solve
 
     for level in ("medium", "expert"):
         problem = problem_of(generate(random.Random(level), level))

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from meeting_gym.envs.timetable_planner.catalogue import handcrafted, handcrafted_dicts
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import SIZES, generate_dict
-from meeting_gym.envs.timetable_planner.problem import Problem
-from meeting_gym.envs.timetable_planner.scenario import Scenario, ScenarioError, Session
+from meeting_gym.envs.timetable_planner.domain.catalogue import handcrafted, handcrafted_dicts
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.generator import SIZES, generate_dict
+from meeting_gym.envs.timetable_planner.domain.problem import Problem
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario, ScenarioError, Session
 
 MESSAGE = re.compile(r'scenario(\.[a-z_]+|\[\d+\]|\["\d+"\])*: \S')
 

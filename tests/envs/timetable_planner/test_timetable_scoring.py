@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from timetable_fixtures import random_action, trajectories
 
 from meeting_gym.envs.timetable_planner.bench import scaled_scenario
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import SIZES, generate
-from meeting_gym.envs.timetable_planner.problem import Problem
-from meeting_gym.envs.timetable_planner.scenario import Scenario
-from meeting_gym.envs.timetable_planner.scoring import (
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.generator import SIZES, generate
+from meeting_gym.envs.timetable_planner.domain.problem import Problem
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario
+from meeting_gym.envs.timetable_planner.domain.scoring import (
     COMPONENTS,
     WEIGHTS,
     Timetable,

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from PIL import Image
 
     from meeting_gym.core.episode import Episode
+    from meeting_gym.envs.meeting_slot.discrete.reveal import Revealed
     from meeting_gym.envs.meeting_slot.domain.scenario import Attendee
-    from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 
 
 # ----------------------------------------------------------------------------- look

@@ -10,7 +10,7 @@ offending field, as ``scenario.sessions[3].duration_in_slots: ...``.
 ``Scenario.from_dict(s.to_dict()) == s``.
 
 What a scenario *means* once loaded (availability defaults, the disruption applied) is
-:mod:`~meeting_gym.envs.timetable_planner.problem`'s business; this module only says what
+:mod:`~meeting_gym.envs.timetable_planner.domain.problem`'s business; this module only says what
 a well-formed scenario is. It is stricter than the predecessor, which accepted anything
 and failed (or silently did nothing) later:
 
@@ -34,6 +34,8 @@ means every slot, and ``{}``, which means none.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ __all__ = [
     "SlotMap",
     "Teacher",
     "cells_of",
+    "content_key",
 ]
 
 DIFFICULTIES = ("easy", "medium", "hard", "expert")
@@ -597,3 +600,11 @@ def _load(data: Any) -> Scenario:
         baseline_assignments=baseline,
         disruption=disruption,
     )
+
+
+def content_key(scenario: Scenario) -> str:
+    """An id of a scenario's content (its id left out): equal content, equal key."""
+    data = scenario.to_dict()
+    data.pop("scenario_id")
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return f"{scenario.task_name}:{hashlib.sha256(text.encode()).hexdigest()[:20]}"

@@ -50,7 +50,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.scenario import DIFFICULTIES, Scenario
+from meeting_gym.envs.timetable_planner.domain.scenario import DIFFICULTIES, Scenario
 
 __all__ = [
     "DIFFICULTIES",

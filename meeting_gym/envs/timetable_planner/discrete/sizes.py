@@ -13,7 +13,7 @@ hand-crafted and the predecessor's 8 generated) and ``--seeds`` freshly generate
   estimates: characters / 4, and a count of GPT-style pre-tokenizer pieces (runs of
   letters, of up to 3 digits, of punctuation), which a BPE tokenizer never goes below.
 
-    python -m meeting_gym.envs.timetable_planner.sizes [--seeds 20] [--json]
+    python -m meeting_gym.envs.timetable_planner.discrete.sizes [--seeds 20] [--json]
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any
 import gymnasium as gym
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.envs.timetable_planner.catalogue import CATALOGUE_IDS, get_scenario
-from meeting_gym.envs.timetable_planner.discrete import ActionTable
-from meeting_gym.envs.timetable_planner.generator import SIZES, generate
-from meeting_gym.envs.timetable_planner.problem import problem_of
-from meeting_gym.envs.timetable_planner.scenario import Scenario
+from meeting_gym.envs.timetable_planner.discrete.interface import ActionTable
+from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
+from meeting_gym.envs.timetable_planner.domain.generator import SIZES, generate
+from meeting_gym.envs.timetable_planner.domain.problem import problem_of
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario
 
 ENV = "TimetablePlanner-v0"
 PIECES = re.compile(r" ?[^\W\d_]+| ?\d{1,3}|[^\w\s]+|_+|\s+")

@@ -5,7 +5,7 @@ or a :class:`Rejected` carrying its ``action_error`` message (the predecessor's 
 for the differences listed below); it never raises. :func:`check_action` then says whether
 a parsed action is invalid (with its message), a valid no-op, or valid, against the
 current timetable; the first failing rule decides. Neither changes anything:
-:mod:`~meeting_gym.envs.timetable_planner.episode` applies the action.
+:mod:`~meeting_gym.envs.timetable_planner.domain.episode` applies the action.
 
 Coercion (RULES 4.1): ids are stripped strings (a non-string becomes its ``str()``); a
 day is an integer or a day label matched without case; a start slot is an integer.
@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.problem import Problem, Spot
-from meeting_gym.envs.timetable_planner.scoring import Timetable
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, Spot
+from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 
 __all__ = [
     "ACTION_FIELDS",

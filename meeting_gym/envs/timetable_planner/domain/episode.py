@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.actions import (
+from meeting_gym.envs.timetable_planner.domain.actions import (
     APPLY,
     INVALID,
     NOOP,
@@ -35,9 +35,9 @@ from meeting_gym.envs.timetable_planner.actions import (
     check_action,
     parse_action,
 )
-from meeting_gym.envs.timetable_planner.problem import Problem, problem_of
-from meeting_gym.envs.timetable_planner.scenario import Scenario
-from meeting_gym.envs.timetable_planner.scoring import Conflicts, Scores, Timetable
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, problem_of
+from meeting_gym.envs.timetable_planner.domain.scenario import Scenario
+from meeting_gym.envs.timetable_planner.domain.scoring import Conflicts, Scores, Timetable
 
 __all__ = [
     "INVALID_PENALTY",

@@ -19,8 +19,8 @@ import numpy as np
 
 from meeting_gym.core.pillow import font as _font
 from meeting_gym.core.pillow import require_pillow
-from meeting_gym.envs.timetable_planner.discrete import Bounds
-from meeting_gym.envs.timetable_planner.render import Status
+from meeting_gym.envs.timetable_planner.discrete.interface import Bounds
+from meeting_gym.envs.timetable_planner.render.status import Status
 
 WHITE = (255, 255, 255)
 INK = (28, 31, 36)

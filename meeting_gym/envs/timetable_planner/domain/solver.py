@@ -64,9 +64,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.greedy import first_fit
-from meeting_gym.envs.timetable_planner.problem import Problem, Spot
-from meeting_gym.envs.timetable_planner.scoring import WEIGHTS, Timetable
+from meeting_gym.envs.timetable_planner.domain.greedy import first_fit
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, Spot
+from meeting_gym.envs.timetable_planner.domain.scoring import WEIGHTS, Timetable
 
 __all__ = ["DEFAULT_TIME_LIMIT", "INSTALL_HINT", "SolverResult", "anneal", "polish", "solve"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.problem import Problem, Spot
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, Spot
 
 __all__ = ["first_fit", "plan_actions"]
 

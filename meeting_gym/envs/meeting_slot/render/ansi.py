@@ -1,13 +1,13 @@
 """The ``ansi`` picture of what an episode has revealed: a text grid by UTC hour.
 
 Rows are attendees (in list order) and one last row of starts known to fit everyone.
-The ``rgb_array`` frame is drawn by :mod:`meeting_gym.envs.meeting_slot.picture`.
+The ``rgb_array`` frame is drawn by :mod:`meeting_gym.envs.meeting_slot.render.picture`.
 """
 
 from __future__ import annotations
 
+from meeting_gym.envs.meeting_slot.discrete.reveal import Revealed
 from meeting_gym.envs.meeting_slot.domain.timeutil import from_day_number
-from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
 
 
 def ansi(rev: Revealed, answer: int | None = None, gold: int | None = None) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from meeting_gym.envs.timetable_planner.scenario import (
+from meeting_gym.envs.timetable_planner.domain.scenario import (
     DISRUPTED_DIFFICULTIES,
     Placement,
     Scenario,

@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.problem import Problem, Spot
-from meeting_gym.envs.timetable_planner.scenario import Placement
+from meeting_gym.envs.timetable_planner.domain.problem import Problem, Spot
+from meeting_gym.envs.timetable_planner.domain.scenario import Placement
 
 __all__ = [
     "COMPONENTS",

@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
-from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
+from meeting_gym.envs.meeting_slot.discrete.actions import ActionTable
+from meeting_gym.envs.meeting_slot.discrete.reveal import Revealed
 
 ENCODINGS = ("grid", "raw")
 

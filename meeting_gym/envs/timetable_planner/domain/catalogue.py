@@ -9,7 +9,7 @@ this source tree", but the repository contains no LICENSE file (RULES D19): the 
 is the only statement of the license these data are under.
 
 The 8 generated scenarios are regenerated from their (difficulty, seed) on demand by
-:mod:`~meeting_gym.envs.timetable_planner.generator`, identically in every process.
+:mod:`~meeting_gym.envs.timetable_planner.domain.generator`, identically in every process.
 
 Lookups are strict (**D7 fixed**): an unknown id or difficulty raises
 :class:`UnknownScenario` naming what exists. The predecessor silently fell back to its
@@ -23,12 +23,12 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.generator import (
+from meeting_gym.envs.timetable_planner.domain.generator import (
     PREDECESSOR_SEEDS,
     predecessor_id,
     predecessor_scenario,
 )
-from meeting_gym.envs.timetable_planner.scenario import DIFFICULTIES, Scenario
+from meeting_gym.envs.timetable_planner.domain.scenario import DIFFICULTIES, Scenario
 
 __all__ = [
     "ATTRIBUTION",
@@ -64,10 +64,15 @@ class UnknownScenario(KeyError):
         return str(self.args[0])
 
 
+def data_file(name: str) -> Any:
+    """A file of the env's package data (``timetable_planner/data/``), e.g.
+    ``"data/scenarios.json"``."""
+    return resources.files("meeting_gym.envs.timetable_planner").joinpath(name)
+
+
 @cache
 def _payload() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath(_DATA).read_text(encoding="utf-8")
-    return json.loads(text)
+    return json.loads(data_file(_DATA).read_text(encoding="utf-8"))
 
 
 def handcrafted_dicts() -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from meeting_gym.envs.timetable_planner.scoring import CONFLICT_KEYS, HARD_CONSTRAINT_TYPES
+from meeting_gym.envs.timetable_planner.domain.scoring import CONFLICT_KEYS, HARD_CONSTRAINT_TYPES
 
 SHORT_SCORES = (
     ("overall_score", "overall"),

@@ -46,12 +46,12 @@ from gymnasium import spaces
 
 from meeting_gym.core.bounded import show
 from meeting_gym.core.spaces import coerce_action
-from meeting_gym.envs.timetable_planner.actions import Action, Rejected
-from meeting_gym.envs.timetable_planner.episode import TimetableEpisode
-from meeting_gym.envs.timetable_planner.generator import SIZES
-from meeting_gym.envs.timetable_planner.problem import Problem
-from meeting_gym.envs.timetable_planner.scenario import DIFFICULTIES
-from meeting_gym.envs.timetable_planner.scoring import CONFLICT_KEYS, SCORE_KEYS
+from meeting_gym.envs.timetable_planner.domain.actions import Action, Rejected
+from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
+from meeting_gym.envs.timetable_planner.domain.generator import SIZES
+from meeting_gym.envs.timetable_planner.domain.problem import Problem
+from meeting_gym.envs.timetable_planner.domain.scenario import DIFFICULTIES
+from meeting_gym.envs.timetable_planner.domain.scoring import CONFLICT_KEYS, SCORE_KEYS
 
 __all__ = ["DEFAULT_BOUNDS", "ActionTable", "Bounds", "DiscreteInterface", "Encoder"]
 

@@ -35,7 +35,7 @@ from stable_baselines3.common.preprocessing import get_flattened_obs_dim
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from meeting_gym.envs.meeting_slot.pointer import SLOT_CHANNELS, PointerHead, slot_channels
+from meeting_gym.envs.meeting_slot.models.pointer import SLOT_CHANNELS, PointerHead, slot_channels
 
 __all__ = ["SLOT_CHANNELS", "PointerExtractor", "PointerHead", "PointerPolicy", "PointerTrunk"]
 

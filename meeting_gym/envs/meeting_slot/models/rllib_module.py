@@ -4,7 +4,7 @@ Imports Ray RLlib and torch (``pip install "meeting-gym[rllib]"``): import this 
 only where training or loading a model.
 
 :class:`PointerRLModule` is the RLlib counterpart of the SB3
-:class:`~meeting_gym.envs.meeting_slot.sb3_policy.PointerPolicy`, built from the same
+:class:`~meeting_gym.envs.meeting_slot.models.sb3_policy.PointerPolicy`, built from the same
 pieces (:mod:`.pointer`): separate actor and critic MLPs over the flat observation
 (-> 64 -> 64, tanh, orthogonal initialisation as in SB3), and the
 :class:`~.pointer.PointerHead` that scores every answer start with one linear layer
@@ -29,7 +29,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 from meeting_gym.adapters.rllib import MASK, OBSERVATIONS, make_env
-from meeting_gym.envs.meeting_slot.pointer import PointerHead, slot_channels
+from meeting_gym.envs.meeting_slot.models.pointer import PointerHead, slot_channels
 
 
 def mask_logits(logits: th.Tensor, mask: th.Tensor) -> th.Tensor:

@@ -23,10 +23,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from meeting_gym.envs.meeting_slot.discrete.actions import ActionTable
 from meeting_gym.envs.meeting_slot.domain.scenario import Attendee, Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import free_intervals, window_bounds
 from meeting_gym.envs.meeting_slot.domain.timeutil import day_number
-from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
 
 
 class Revealed:

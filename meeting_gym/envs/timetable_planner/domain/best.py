@@ -5,7 +5,7 @@ solver found (``scripts/timetable_table.py`` wrote it; :mod:`.solver` says how),
 overall score as the env computes it, and whether the solver proved it optimal. The
 ``solver`` policy replays these timetables for the catalogue's scenarios instead of
 solving again (OR-Tools is an optional extra), and the registry tests hold the solver
-policy to them. Keys are :func:`~.task.content_key` values, so a changed scenario never
+policy to them. Keys are :func:`~.scenario.content_key` values, so a changed scenario never
 matches a stale entry.
 """
 
@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
+
+from meeting_gym.envs.timetable_planner.domain.catalogue import data_file
+from meeting_gym.envs.timetable_planner.domain.scenario import content_key
 
 DATA = "data/solver_best.json"
 
@@ -22,7 +24,7 @@ DATA = "data/solver_best.json"
 @cache
 def known_best() -> dict[str, dict[str, Any]]:
     """``{content key: {"scenario_id", "score", "timetable", "optimal", ...}}``."""
-    path = resources.files(__package__).joinpath(DATA)
+    path = data_file(DATA)
     if not path.is_file():
         return {}
     payload = json.loads(path.read_text(encoding="utf-8"))
@@ -35,8 +37,6 @@ def documented_timetable(problem: Any) -> dict[int, tuple[int, int, int]] | None
     ``problem`` may be built from the scenario itself or from its first observation
     (:func:`~.view.scenario_from_view`): rows carry both keys.
     """
-    from meeting_gym.envs.timetable_planner.task import content_key
-
     rows = _by_any_key()
     row = rows.get(content_key(problem.scenario))
     if row is None:

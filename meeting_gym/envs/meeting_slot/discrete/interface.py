@@ -28,9 +28,9 @@ from gymnasium import spaces
 from meeting_gym.core.bounded import show
 from meeting_gym.core.episode import Episode
 from meeting_gym.core.spaces import coerce_action
-from meeting_gym.envs.meeting_slot.encoders.actions import ActionTable
-from meeting_gym.envs.meeting_slot.encoders.observations import Encoder, observation_space
-from meeting_gym.envs.meeting_slot.encoders.reveal import Revealed
+from meeting_gym.envs.meeting_slot.discrete.actions import ActionTable
+from meeting_gym.envs.meeting_slot.discrete.observations import Encoder, observation_space
+from meeting_gym.envs.meeting_slot.discrete.reveal import Revealed
 
 
 class DiscreteInterface:

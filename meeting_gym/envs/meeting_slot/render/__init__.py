@@ -1,0 +1,1 @@
+"""MeetingSlot's pictures: the ANSI grid (``ansi``) and the RGB frame (``picture``)."""
