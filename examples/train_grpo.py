@@ -101,8 +101,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--evals-from",
         default=None,
-        help="a finished run's folder with the same eval items and --sft-model: reuse its base "
-        "and SFT evaluations (eval_base.jsonl, eval_sft.jsonl) instead of running them again",
+        help="a run's folder with the same eval items: reuse its base evaluation "
+        "(eval_base.jsonl) and, with the same --sft-model, its SFT one (eval_sft.jsonl) instead "
+        "of running them again",
     )
     p.add_argument(
         "--curriculum",
@@ -142,8 +143,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--spread-extra must be 0 or more")
     if args.spread_extra and not args.curriculum:
         p.error("--spread-extra draws its fresh groups from the curriculum: give --curriculum")
-    if args.evals_from and not args.sft_model:
-        p.error("--evals-from reuses an SFT evaluation: give the same run's --sft-model too")
     if args.curriculum and (args.difficulty or args.tools):
         p.error(
             "--curriculum chooses the difficulty itself: give --difficulty '' and a single-turn env"
@@ -607,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         save(tokenizer, model, sft_folder)
     now = mark("sft", now)
     tokenizer, model = load(str(sft_folder))
-    if reused:
+    if reused and args.sft_model:  # a new SFT model is evaluated afresh
         evals["sft"] = read_eval(reused / "eval_sft.jsonl", items, task)
     else:
         evals["sft"] = evaluate_model(args, "sft", tokenizer, model, items)
