@@ -17,8 +17,9 @@ import time
 import urllib.request
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.adapters.openenv import client
+from meeting_gym.adapters.openenv import RemoteEnv, client
 from meeting_gym.agents.policies import make_policy
+from meeting_gym.core.loop import play as run
 from meeting_gym.core.registry import ENVS, task_class
 
 PROG = "openenv_client.py"
@@ -59,25 +60,24 @@ def server_message(exc: Exception) -> str:
 
 
 def play(url: str, env_id: str, index: int) -> str:
-    """One curated episode of ``env_id`` by its reference policy; a one-line summary."""
+    """One curated episode of ``env_id`` by its reference policy; a one-line summary.
+
+    The served env plays through the package's one episode loop (``core.loop.play``), as a
+    local env does, behind ``RemoteEnv``.
+    """
     try:
         policy = make_policy(task_class(env_id).reference_policy, env=env_id)
     except (ImportError, ValueError) as exc:  # e.g. the solver policy without ortools
         fail(str(exc))
-    with client(env_id, url).sync() as env:
+    with client(env_id, url).sync() as remote:
         try:
-            result = env.reset(split="curated", index=index)
-        except RuntimeError as exc:  # the server refused the reset, e.g. index out of range
+            rollout = run(RemoteEnv(remote), policy, options={"split": "curated", "index": index})
+        except RuntimeError as exc:  # the server refused, e.g. an index out of range
             fail(server_message(exc))
-        policy.reset(result.observation.text, result.observation.info)
-        turns, total = 0, 0.0
-        while not result.done:
-            result = env.step({"text": policy.act(result.observation.text)})
-            turns += 1
-            total += result.reward or 0.0  # the episode's reward: every step's, summed
-    info = result.observation.info
+    info = rollout.info
     parts = [f"answer {info['answer']}", f"gold {info['gold']}"] if "gold" in info else []
-    parts.append(f"reward {total:.3f} after {turns} turns")
+    # the episode's reward: every step's, summed
+    parts.append(f"reward {rollout.total_reward:.3f} after {rollout.turns} turns")
     return f"{env_id} curated item {index}: " + ", ".join(parts)
 
 

@@ -185,6 +185,10 @@ def models(env_id: str) -> Models:
         __base__=types.Observation,
         text=(str, Field("", description="the env's observation")),
         info=(dict[str, Any], Field(default_factory=dict, description="the env's info")),
+        truncated=(
+            bool,
+            Field(False, description="the episode ended on its turn budget, not by itself"),
+        ),
     )
     state = create_model(
         f"{stem}State",
@@ -305,7 +309,11 @@ class _ServedEnv:
         self.done = bool(terminated or truncated)
         self.last_info = jsonable(info)
         return self.models.observation(
-            text=observation, info=self.last_info, reward=float(reward), done=self.done
+            text=observation,
+            info=self.last_info,
+            reward=float(reward),
+            done=self.done,
+            truncated=bool(truncated and not terminated),
         )
 
     @property
@@ -1387,6 +1395,37 @@ def client_class(env_id: str) -> type:
 def client(env_id: str, base_url: str, **kwargs: Any) -> Any:
     """An async client of ``env_id`` at ``base_url`` (``await c.reset(...)``; ``c.sync()``)."""
     return client_class(env_id)(base_url=base_url, **kwargs)
+
+
+class RemoteEnv:
+    """A served env in Gymnasium's ``reset``/``step`` shape, over a blocking client.
+
+    So the one episode loop (:func:`~meeting_gym.core.loop.play`) plays a served env as it
+    plays a local text env: ``reset(seed=, options=)`` gives ``(text, info)`` and
+    ``step(text)`` the five values of a Gymnasium step, ``truncated`` as the server says
+    it. Actions are text-protocol strings, what a text-mode env takes.
+    ``RemoteEnv(client(env_id, url).sync())``, inside the client's ``with`` block.
+    """
+
+    def __init__(self, remote: Any) -> None:
+        self.remote = remote
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        given = dict(options or {})
+        if seed is not None:
+            given["seed"] = seed
+        observation = self.remote.reset(**given).observation
+        return observation.text, dict(observation.info)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        result = self.remote.step({"text": action})
+        observation = result.observation
+        truncated = bool(getattr(observation, "truncated", False))
+        done = bool(result.done)
+        reward = float(result.reward or 0.0)
+        return observation.text, reward, done and not truncated, truncated, dict(observation.info)
 
 
 def wait_healthy(

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from meeting_gym.agentkit.messages import assistant_turn, initial_messages, observation_messages
+from meeting_gym.core.loop import ScriptedAgent, play
 from meeting_gym.core.protocol import ToolCallsAction, parse_action
 
 __all__ = ["episode_rows", "expert_episode", "export_episodes", "replay_messages"]
@@ -42,6 +43,32 @@ def _make_env(env_id: str, env_kwargs: dict[str, Any]) -> Any:
     import meeting_gym  # noqa: F401  (registers the env ids)
 
     return gym.make(env_id, mode="text", disable_env_checker=True, **env_kwargs)
+
+
+class _Recorder:
+    """An expert whose turns are written down as :class:`~meeting_gym.agentkit.llm.LLMAgent`
+    writes a model's (text protocol): the conversation a model is trained on."""
+
+    def __init__(self, expert: Any, system_prompt: str | None) -> None:
+        self.expert, self.system_prompt = expert, system_prompt
+        self.name = getattr(expert, "name", "expert")
+
+    def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
+        self.messages = initial_messages(observation, info, self.system_prompt)
+        self.answer_tag = info.get("answer_tag", "answer")
+        self.calls, self.turn = 0, None
+        self.expert.reset(observation, info, env=env, seed=seed)
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        if self.turn is not None:  # the observation answers the previous turn
+            self.messages.extend(observation_messages(observation, self.turn))
+        action = self.expert.act(observation, info)
+        self.turn = assistant_turn({"role": "assistant", "content": action}, "text")
+        self.messages.append(self.turn.message)
+        parsed = parse_action(action, answer_tag=self.answer_tag)
+        if isinstance(parsed, ToolCallsAction):
+            self.calls += len(parsed.calls)
+        return self.turn.action
 
 
 def expert_episode(
@@ -59,73 +86,60 @@ def expert_episode(
     """
     from meeting_gym.agents.policies import make_policy
 
-    base = env.unwrapped
-    task = base.task
+    task = env.unwrapped.task
     env_id = env.spec.id if env.spec is not None else task.env_id
-    observation, info = env.reset(seed=seed, options=options)
-    item_id = info.get(task.id_key)
-    messages = initial_messages(observation, info, system_prompt)
-    agent = make_policy(policy or task.reference_policy, seed=seed, env=env_id)
-    agent.reset(observation, info, seed=seed)
-    answer_tag = info.get("answer_tag", "answer")
-    total, turns, calls, done = 0.0, 0, 0, False
-    while not done:
-        action = agent.act(observation)
-        turn = assistant_turn({"role": "assistant", "content": action}, "text")
-        messages.append(turn.message)
-        parsed = parse_action(action, answer_tag=answer_tag)
-        if isinstance(parsed, ToolCallsAction):
-            calls += len(parsed.calls)
-        observation, reward, terminated, truncated, info = env.step(turn.action)
-        total += float(reward)
-        turns += 1
-        done = bool(terminated or truncated)
-        if not done:
-            messages.extend(observation_messages(observation, turn))
+    expert = make_policy(policy or task.reference_policy, seed=seed, env=env_id)
+    recorder = _Recorder(expert, system_prompt)
+    rollout = play(env, recorder, seed=seed, options=options)
     return {
-        "id": item_id,
+        "id": rollout.reset_info.get(task.id_key),
         "env": env_id,
         "env_kwargs": {
             k: v for k, v in task.config().items() if v is not None and k != "difficulty"
         },
         "options": dict(options),
         "seed": seed,
-        "messages": messages,
-        "reward": total,
-        "turns": turns,
-        "tool_calls": calls,
+        "messages": recorder.messages,
+        "reward": rollout.total_reward,
+        "turns": rollout.turns,
+        "tool_calls": recorder.calls,
     }
 
 
 def replay_messages(row: dict[str, Any], env: Any | None = None) -> float:
     """Replay ``row``'s assistant turns on a fresh env; the return, checked.
 
-    Raises ``ValueError`` naming the row if an observation differs from the recorded one,
-    the episode does not end on its last turn, the return differs from the row's, or it is
-    not the env's best for the item (where the env documents one).
+    The turns are played through the one episode loop (:func:`~meeting_gym.core.loop.play`)
+    by a :class:`~meeting_gym.core.loop.ScriptedAgent`. Raises ``ValueError`` naming the
+    row if an observation differs from the recorded one, the episode does not end on its
+    last turn, the return differs from the row's, or it is not the env's best for the item
+    (where the env documents one).
     """
     own = env is None
     if env is None:
         env = _make_env(row["env"], row.get("env_kwargs") or {})
     try:
-        observation, _ = env.reset(seed=row.get("seed"), options=row["options"])
         messages = row["messages"]
         user = [m for m in messages if m["role"] == "user"]
         actions = [m["content"] for m in messages if m["role"] == "assistant"]
         name = f"episode {row.get('id')!r} ({row['env']} {row['options']})"
-        if not user or user[0]["content"] != observation:
+        wrong: list[int] = []
+
+        def observed(k: int, observation: Any) -> None:
+            if k + 1 >= len(user) or user[k + 1]["content"] != observation:
+                wrong.append(k)
+
+        agent = ScriptedAgent(actions, observed)
+        rollout = play(env, agent, seed=row.get("seed"), options=row["options"])
+        if not user or user[0]["content"] != agent.first:
             raise ValueError(f"{name}: the env's question is not the recorded one")
-        total, done = 0.0, False
-        for k, action in enumerate(actions):
-            if done:
-                raise ValueError(f"{name}: the episode ended before turn {k + 1}")
-            observation, reward, terminated, truncated, _ = env.step(action)
-            total += float(reward)
-            done = bool(terminated or truncated)
-            if not done and (k + 1 >= len(user) or user[k + 1]["content"] != observation):
-                raise ValueError(f"{name}: turn {k + 1}'s result is not the recorded one")
-        if not done:
+        if wrong:
+            raise ValueError(f"{name}: turn {wrong[0] + 1}'s result is not the recorded one")
+        if agent.left:
+            raise ValueError(f"{name}: the episode ended before turn {agent.played + 1}")
+        if not rollout.done:
             raise ValueError(f"{name}: the episode has not ended after its last turn")
+        total = rollout.total_reward
         if not math.isclose(total, row["reward"], abs_tol=1e-9):
             raise ValueError(f"{name}: replayed return {total} is not the recorded {row['reward']}")
         task = env.unwrapped.task

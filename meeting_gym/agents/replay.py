@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from meeting_gym.agentkit.messages import assistant_turn, split_results
+from meeting_gym.core.loop import ScriptedAgent, play
 
 
 @dataclass
@@ -50,7 +51,11 @@ def _told(messages: list[dict[str, Any]], start: int, calls: int) -> tuple[str |
 
 
 def replay_row(row: dict[str, Any], env: Any = None) -> Replay:
-    """Play ``row``'s logged actions on ``env`` (default: a new text env of ``row["env"]``)."""
+    """Play ``row``'s logged actions on ``env`` (default: a new text env of ``row["env"]``).
+
+    The actions are played through the one episode loop (:func:`~meeting_gym.core.loop.play`)
+    by a :class:`~meeting_gym.core.loop.ScriptedAgent`.
+    """
     import gymnasium as gym
 
     if env is None:
@@ -58,33 +63,44 @@ def replay_row(row: dict[str, Any], env: Any = None) -> Replay:
         if row.get("max_turns") is not None:
             kwargs["max_turns"] = row["max_turns"]
         env = gym.make(row["env"], mode="text", disable_env_checker=True, **kwargs)
-    observation, info = env.reset(seed=row.get("seed"), options=row["options"])
     messages = row["transcript"]
     protocol = row["tool_protocol"]
-    answer_tag = info.get("answer_tag", "answer")
-    result = Replay(reward=0.0, terms={}, steps=0, done=False)
-    first_user = next((m for m in messages if m.get("role") == "user"), None)
-    if first_user is None or first_user.get("content") != observation:
-        result.mismatches.append("the first user message is not the env's first observation")
-    names = env.unwrapped.task.rubric_for(env.unwrapped.episode.item).names
-    for index, message in enumerate(messages):
-        if message.get("role") != "assistant":
-            continue
-        if result.done:
-            result.mismatches.append(f"message {index}: an assistant turn after the episode ended")
-            break
-        turn = assistant_turn(message, protocol, answer_tag=answer_tag)
-        observation, reward, terminated, truncated, info = env.step(turn.action)
-        result.steps += 1
-        result.reward += float(reward)
-        result.done = bool(terminated or truncated)
+    answer_tag = env.unwrapped.task.answer_tag
+    turns = [
+        (index, assistant_turn(message, protocol, answer_tag=answer_tag))
+        for index, message in enumerate(messages)
+        if message.get("role") == "assistant"
+    ]
+    mismatches: list[str] = []
+
+    def observed(k: int, observation: Any) -> None:
+        index, turn = turns[k]
         told, _ = _told(messages, index, len(turn.tool_call_ids))
         if told is not None:
             expected: Any = observation
             if isinstance(told, list):
                 expected = split_results(observation, len(turn.tool_call_ids))
             if told != expected:
-                result.mismatches.append(f"message {index}: the env's observation differs")
+                mismatches.append(f"message {index}: the env's observation differs")
+
+    agent = ScriptedAgent([turn.action for _, turn in turns], observed)
+    rollout = play(env, agent, seed=row.get("seed"), options=row["options"])
+    if rollout.done and agent.played:
+        observed(agent.played - 1, rollout.observation)
+    if rollout.done and agent.left:
+        index = turns[agent.played][0]
+        mismatches.append(f"message {index}: an assistant turn after the episode ended")
+    first_user = next((m for m in messages if m.get("role") == "user"), None)
+    if first_user is None or first_user.get("content") != agent.first:
+        mismatches.insert(0, "the first user message is not the env's first observation")
+    result = Replay(
+        reward=rollout.total_reward,
+        terms={},
+        steps=rollout.turns,
+        done=rollout.done,
+        mismatches=mismatches,
+    )
     if result.done:
-        result.terms = {name: float(info[name]) for name in names}
+        names = env.unwrapped.task.rubric_for(env.unwrapped.episode.item).names
+        result.terms = {name: float(rollout.info[name]) for name in names}
     return result

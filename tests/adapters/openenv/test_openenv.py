@@ -475,3 +475,40 @@ def test_a_session_draws_from_its_own_curriculum_by_option():
             remote.reset(curriculum={"window": 10**9})
         again = remote.reset(curriculum=option)  # the same option: the same curriculum goes on
         assert again.observation.info["curriculum"]["drawn"] == 7
+
+
+def test_a_served_env_plays_through_the_one_loop_as_a_local_env_does():
+    """``RemoteEnv`` puts a served env behind Gymnasium's reset/step, so ``core.loop.play``
+    gives over the wire what it gives in process: observations, rewards, and how the
+    episode ended (an answer terminates it; the turn budget truncates it, as the server
+    now says in the observation's ``truncated`` field)."""
+    from meeting_gym.adapters.openenv import RemoteEnv
+    from meeting_gym.core.loop import ScriptedAgent, play
+
+    stalling = ['<tool_call>{"name": "list_attendees", "arguments": {}}</tool_call>'] * 3
+    options = {"split": "curated", "index": 0}
+    local = gym.make("MeetingSlot-v0", mode="text", max_turns=3)
+    with (
+        running("MeetingSlot-v0", max_turns=3) as url,
+        client("MeetingSlot-v0", url).sync() as remote,
+    ):
+        served = RemoteEnv(remote)
+        for make_agent in (
+            lambda: make_policy("gold", env="MeetingSlot-v0"),
+            lambda: ScriptedAgent(stalling),
+        ):
+            seen: list[list[object]] = [[], []]
+            rollouts = []
+            for k, env in enumerate((local, served)):
+                agent = make_agent()
+                if isinstance(agent, ScriptedAgent):
+                    agent.observed = lambda _, obs, heard=seen[k]: heard.append(obs)
+                rollouts.append(play(env, agent, seed=0, options=options))
+            here, there = rollouts
+            assert seen[0] == seen[1]
+            assert there.rewards == here.rewards and there.turns == here.turns
+            assert (there.terminated, there.truncated) == (here.terminated, here.truncated)
+            assert there.observation == here.observation
+            assert there.info.get("reward") == here.info.get("reward")
+    local.close()
+    assert (here.terminated, here.truncated) == (False, True)  # the stalling agent
