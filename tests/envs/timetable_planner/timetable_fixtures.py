@@ -36,6 +36,19 @@ def trajectories() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def trajectory_keys() -> list[str]:
+    """``scenario_id-name`` of every recording, in :func:`trajectories` order (test ids)."""
+    return [f"{sid}-{t['name']}" for sid, t in trajectories()]
+
+
+def recording(key: str) -> tuple[str, dict[str, Any]]:
+    """The (scenario_id, trajectory) whose :func:`trajectory_keys` entry is ``key``."""
+    for sid, t in trajectories():
+        if f"{sid}-{t['name']}" == key:
+            return sid, t
+    raise KeyError(key)
+
+
 def has_fraction(action: dict[str, Any]) -> bool:
     """Whether a recorded action gives day or start_slot as a float with a fraction (D16)."""
     return any(
