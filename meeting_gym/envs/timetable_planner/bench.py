@@ -122,6 +122,13 @@ def engine_actions(problem: Problem, count: int, seed: int) -> tuple[dict, list[
         if s not in start:
             start[s] = (0, 0, 0)
     placed = [problem.session_ids[s] for s in start]
+    return start, random_moves(problem, placed, count, rng)
+
+
+def random_moves(
+    problem: Problem, placed: list[str], count: int, rng: random.Random
+) -> list[Action]:
+    """``count`` random actions on the ``placed`` sessions: moves (six in ten) and swaps."""
     actions = []
     for _ in range(count):
         if rng.random() < 0.6:
@@ -137,7 +144,7 @@ def engine_actions(problem: Problem, count: int, seed: int) -> tuple[dict, list[
             )
         else:
             actions.append(Action.swap(rng.choice(placed), rng.choice(placed)))
-    return start, actions
+    return actions
 
 
 def engine_rate(problem: Problem, steps: int, seed: int) -> float:
