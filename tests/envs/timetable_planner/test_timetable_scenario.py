@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_paths import paths
 
 from meeting_gym.envs.timetable_planner.domain.catalogue import handcrafted, handcrafted_dicts
 from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
@@ -296,23 +297,11 @@ json_values = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out += _paths(item, (*prefix, index))
-    return out
-
-
 @st.composite
 def damaged(draw):
     data = copy.deepcopy(draw(st.sampled_from(BASES)))
     for _ in range(draw(st.integers(1, 3))):
-        paths = _paths(data)
-        path = draw(st.sampled_from(paths))
+        path = draw(st.sampled_from(paths(data)))
         if not path:
             continue
         parent = data
