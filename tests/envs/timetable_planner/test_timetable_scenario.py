@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from json_paths import paths
+from timetable_fixtures import json_strategy
 
 from meeting_gym.envs.timetable_planner.domain.catalogue import handcrafted, handcrafted_dicts
 from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
@@ -281,19 +282,11 @@ BASES = [
 ]
 BASES += [generate_dict(random.Random(i), d, f"g{i}") for i, d in enumerate(sorted(SIZES))]
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats()
-    | st.text(max_size=8)
-    | st.sampled_from(
-        ["0", "4", "Mon", "lab", "T1", "ET1", "R1", "S1", "hard", "teacher_unavailable", ""]
-    ),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
-    ),
-    max_leaves=5,
+json_values = json_strategy(
+    ["0", "4", "Mon", "lab", "T1", "ET1", "R1", "S1", "hard", "teacher_unavailable", ""],
+    text=8,
+    keys=4,
+    leaves=5,
 )
 
 

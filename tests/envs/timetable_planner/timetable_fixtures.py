@@ -13,6 +13,7 @@ import json
 from functools import cache
 from typing import Any
 
+from hypothesis import strategies as st
 from paths import DATA
 
 DATA = DATA / "timetable_planner"
@@ -118,4 +119,25 @@ def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
         rng.randrange(-1, problem.n_days + 1),
         rng.randrange(-1, problem.per_day + 1),
         room,
+    )
+
+
+def json_strategy(words: list[str], *, text: int, keys: int, leaves: int) -> Any:
+    """A hypothesis strategy for any JSON value, often one of ``words``.
+
+    Strings have at most ``text`` characters, dict keys at most ``keys``; lists and dicts
+    hold at most three entries, and a value at most ``leaves`` leaves.
+    """
+    return st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**70), 2**70)
+        | st.floats()
+        | st.text(max_size=text)
+        | st.sampled_from(words),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(st.text(max_size=keys), children, max_size=3)
+        ),
+        max_leaves=leaves,
     )
