@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,23 +38,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+# the sibling benchmark's helpers (this folder is on sys.path when a script here runs)
+from openenv_load import free_port, get_health, rss_mb
+
 from meeting_gym.adapters.openenv import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKS = ("slowloris", "burst", "bad_clients", "stop")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def pct(values: list[float], q: float) -> float:
@@ -110,10 +99,7 @@ async def health_probe(port: int, stop: float, latencies: list, failures: list) 
     while time.monotonic() < stop:
         start = time.perf_counter()
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            answer = await asyncio.wait_for(reader.read(), 10)
-            writer.close()
+            answer = await get_health(port)
             ok = answer.startswith(b"HTTP/1.1 200")
         except (OSError, TimeoutError):
             ok = False

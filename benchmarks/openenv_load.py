@@ -269,15 +269,21 @@ async def slowloris(port: int, stop: float, over: asyncio.Event, done: list) -> 
         writer.close()
 
 
+async def get_health(port: int) -> bytes:
+    """The whole answer to one GET /health on a fresh connection (at most 10 s)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    return answer
+
+
 async def probe_health(port: int, stop: asyncio.Event, latencies: list, failures: list) -> None:
     """GET /health on a fresh connection five times a second until ``stop``."""
     while not stop.is_set():
         start = time.perf_counter()
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            answer = await asyncio.wait_for(reader.read(), 10)
-            writer.close()
+            answer = await get_health(port)
             status = answer.split(b" ", 2)[1] if answer.count(b" ") >= 2 else b"none"
         except (OSError, TimeoutError) as exc:
             status = type(exc).__name__.encode()

@@ -18,37 +18,16 @@ import argparse
 import random
 import time
 
-from meeting_gym.envs.timetable_planner.bench import scaled_scenario
+from meeting_gym.envs.timetable_planner.bench import random_moves, scaled_scenario
 from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
 from meeting_gym.envs.timetable_planner.domain.scoring import reference_scores
 
 
 def _actions(episode: TimetableEpisode, rng: random.Random, n: int) -> list[dict]:
+    """The bench's random moves and swaps on the placed sessions, as JSON action objects."""
     p = episode.problem
     placed = [p.session_ids[s] for s, _ in episode.timetable.items()]
-    out = []
-    for _ in range(n):
-        if rng.random() < 0.6:
-            sid = rng.choice(placed)
-            length = p.session_length[p.session_index[sid]]
-            out.append(
-                {
-                    "action_type": "move_session",
-                    "session_id": sid,
-                    "day": rng.randrange(p.n_days),
-                    "start_slot": rng.randrange(p.per_day - length + 1),
-                    "room_id": rng.choice(p.room_ids),
-                }
-            )
-        else:
-            out.append(
-                {
-                    "action_type": "swap_sessions",
-                    "session_id": rng.choice(placed),
-                    "target_session_id": rng.choice(placed),
-                }
-            )
-    return out
+    return [action.to_dict() for action in random_moves(p, placed, n, rng)]
 
 
 def measure(scale: int, steps: int, seed: int = 0) -> tuple[int, int, float, float]:

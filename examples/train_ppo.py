@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agents.evaluate import evaluate, summarize
+from meeting_gym.agents.evaluate import summarize
 from meeting_gym.agents.ppo import MaskablePPOAgent
 from meeting_gym.agents.ppo_runs import RECIPES, Recipe, save_curve
 from meeting_gym.agents.training import (
+    evaluate_held_out,
     levels_figure,
     reference_summaries,
     sb3_callbacks,
@@ -155,13 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     final_rows: list[Any] = []
 
     def evaluate_now() -> dict[str, Any]:
-        rows = evaluate(
-            lambda: MaskablePPOAgent(model),
-            held_out,
-            env=args.env,
-            mode="discrete",
-            seed=args.heldout_seed,
-            show_progress=False,
+        rows = evaluate_held_out(
+            lambda: MaskablePPOAgent(model), held_out, args.env, args.heldout_seed
         )
         final_rows[:] = rows
         summary = summarize(rows)

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agents.evaluate import evaluate, summarize
+from meeting_gym.agents.evaluate import summarize
 from meeting_gym.agents.ppo_runs import meeting_table, reward_curve
-from meeting_gym.agents.training import reference_summaries, write_run
+from meeting_gym.agents.training import evaluate_held_out, reference_summaries, write_run
 from meeting_gym.core.splits import load_split
 
 
@@ -124,14 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     def evaluate_now() -> dict[str, Any]:
         began = time.perf_counter()
         module = algo.get_module()
-        rows = evaluate(
-            lambda: RLlibAgent(module),
-            held_out,
-            env=args.env,
-            mode="discrete",
-            seed=args.heldout_seed,
-            show_progress=False,
-        )
+        rows = evaluate_held_out(lambda: RLlibAgent(module), held_out, args.env, args.heldout_seed)
         timing["evaluate"] += time.perf_counter() - began
         summary = summarize(rows)
         point = {
@@ -174,13 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                     break
     wall = time.perf_counter() - started
     final = summarize(
-        evaluate(
-            lambda: RLlibAgent(algo.get_module()),
-            held_out,
-            env=args.env,
-            mode="discrete",
-            seed=args.heldout_seed,
-            show_progress=False,
+        evaluate_held_out(
+            lambda: RLlibAgent(algo.get_module()), held_out, args.env, args.heldout_seed
         )
     )
     algo.save_to_path(str(out / "checkpoint"))

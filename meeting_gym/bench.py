@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from statistics import median
 from typing import Any
@@ -235,6 +235,59 @@ def make_env(env_id: str, **kwargs: Any) -> Any:
         return None
 
 
+def play_row(
+    key: str,
+    label: str,
+    env: Any,
+    chooser: Callable[[int], Callable[[Any], Any]],
+    steps: int,
+    *,
+    whole_loop: bool = False,
+    min_ratio: float | None = None,
+) -> Measure:
+    """A ``rate`` row: ``steps`` steps of ``env`` a repeat, ``chooser(repeat)`` picking the
+    actions, timed inside ``env.step`` only (:func:`step_rate`) or, with ``whole_loop``,
+    as the whole loop (:func:`rollout_rate`); n/a where ``env`` is None (not made)."""
+    rate = rollout_rate if whole_loop else step_rate
+
+    def run(repeat: int) -> float | None:
+        return None if env is None else rate(env, chooser(repeat), steps, repeat)
+
+    return Measure(key, label, run, min_ratio=min_ratio)
+
+
+def reset_rows(
+    env_id: str,
+    budget: Budget,
+    difficulties: Iterable[str | None],
+    label: str,
+    *,
+    key: str = "reset",
+    max_seconds: float | None = None,
+    **kwargs: Any,
+) -> list[Measure]:
+    """A ``time`` row per difficulty (None: the default mix) of ``budget.resets`` resets,
+    each drawing a fresh item, of an env made with ``kwargs``: keyed ``"{key} {difficulty}"``
+    and labelled ``"{label}, {difficulty or 'default mix'}"``; n/a where that env cannot be made."""
+    rows = []
+    for difficulty in difficulties:
+        env = make_env(env_id, difficulty=difficulty, **kwargs)
+
+        def resets(repeat: int, env: Any = env) -> list[float] | None:
+            return None if env is None else reset_times(env, budget.resets, repeat)
+
+        rows.append(
+            Measure(
+                f"{key} {difficulty}",
+                f"{label}, {difficulty or 'default mix'}",
+                resets,
+                "time",
+                max_seconds=max_seconds,
+            )
+        )
+    return rows
+
+
 def render_row(
     env_id: str, frames: int, chooser: Callable[[Any, int], Callable[[Any], Any]], **kwargs: Any
 ) -> Measure:
@@ -316,14 +369,7 @@ def default_plan(
             unit="items/s",
         ),
     ]
-    for difficulty in (None, *task.difficulties):
-        level_env = make_env(env_id, difficulty=difficulty)
-
-        def resets(repeat: int, level_env: Any = level_env) -> list[float]:
-            return reset_times(level_env, budget.resets, repeat)
-
-        label = f"text: reset() fresh item, {difficulty or 'default mix'}"
-        plan.append(Measure(f"reset {difficulty}", label, resets, kind="time"))
+    plan += reset_rows(env_id, budget, (None, *task.difficulties), "text: reset() fresh item")
     return plan
 
 

@@ -20,6 +20,7 @@ from typing import Any
 __all__ = [
     "RATE_LABEL",
     "curve_figure",
+    "evaluate_held_out",
     "levels_figure",
     "llm_curve_figure",
     "llm_curve_rows",
@@ -73,23 +74,29 @@ def sb3_callbacks(
     return CallbackList(callbacks)
 
 
+def evaluate_held_out(
+    make_agent: Callable[[], Any], items: Sequence[Any], env: str, seed: int
+) -> list[Any]:
+    """The evaluation runner's results of ``make_agent``'s agents on ``items`` in discrete
+    mode, runner seed ``seed``, without a progress bar: how a training run scores its model
+    and the reference policies alike."""
+    from meeting_gym.agents.evaluate import evaluate
+
+    return evaluate(make_agent, items, env=env, mode="discrete", seed=seed, show_progress=False)
+
+
 def reference_summaries(
     names: Sequence[str], items: Sequence[Any], env: str, seed: int
 ) -> dict[str, dict[str, Any]]:
     """Each reference policy's evaluation summary on ``items`` in discrete mode, by name:
     the rows a training run's table compares its model with."""
-    from meeting_gym.agents.evaluate import evaluate, summarize
+    from meeting_gym.agents.evaluate import summarize
     from meeting_gym.agents.policies import make_policy
 
     return {
         name: summarize(
-            evaluate(
-                lambda name=name: make_policy(name, seed=seed, env=env),
-                items,
-                env=env,
-                mode="discrete",
-                seed=seed,
-                show_progress=False,
+            evaluate_held_out(
+                lambda name=name: make_policy(name, seed=seed, env=env), items, env, seed
             )
         )
         for name in names

@@ -16,6 +16,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from replays import curated_rows  # noqa: E402
+
 from meeting_gym.agentkit.llm import LLMAgent  # noqa: E402
 from meeting_gym.agentkit.local import (  # noqa: E402
     LocalChatClient,
@@ -24,7 +26,6 @@ from meeting_gym.agentkit.local import (  # noqa: E402
     template_has_tools,
 )
 from meeting_gym.agents.evaluate import evaluate  # noqa: E402
-from meeting_gym.agents.llm import replayable_row  # noqa: E402
 from meeting_gym.agents.replay import replay_row  # noqa: E402
 from meeting_gym.core.splits import load_split  # noqa: E402
 
@@ -257,20 +258,9 @@ def gold_rows(env_id: str, n: int) -> list[dict]:
         question = next(q for q in golds if q in prompt)
         return f"<answer>{golds[question]}</answer>"
 
-    rows = []
     with client_for(script)[0] as client:
         make = lambda: LLMAgent(client, "m", tool_protocol="text", max_tokens=200)  # noqa: E731
-        for k, result in enumerate(evaluate(make, items, env=env_id, max_concurrent=2)):
-            rows.append(
-                replayable_row(
-                    result,
-                    env=env_id,
-                    seed=k,
-                    options={"split": "curated", "index": k},
-                    tool_protocol="text",
-                )
-            )
-    return rows
+        return curated_rows(evaluate(make, items, env=env_id, max_concurrent=2), env_id)
 
 
 def test_replaying_a_logged_episode_gives_its_logged_reward():

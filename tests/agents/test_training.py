@@ -7,6 +7,7 @@ import itertools
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,15 +93,20 @@ def _png(path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_the_curve_puts_reward_and_rates_on_separate_labelled_axes():
-    pytest.importorskip("matplotlib")
-    fig = curve_figure(
-        CURVE,
+def _reward_and_rates_figure(curve: list[dict[str, float]]) -> Any:
+    """MeetingSlot's figure: the reward against gold on one axes, the two rates on another."""
+    return curve_figure(
+        curve,
         ("reward", "mean reward"),
         [("gold", 1.2, ":")],
         [("exact", "exact rate"), ("partial", "partial rate")],
         title="t",
     )
+
+
+def test_the_curve_puts_reward_and_rates_on_separate_labelled_axes():
+    pytest.importorskip("matplotlib")
+    fig = _reward_and_rates_figure(CURVE)
     reward_ax, rate_ax = fig.get_axes()
     _assert_labelled(fig)
     assert reward_ax.get_ylabel() == "mean reward" and rate_ax.get_ylabel() == RATE_LABEL
@@ -155,13 +161,7 @@ def test_the_timestep_labels_of_a_long_run_do_not_run_into_each_other():
         {"timesteps": float(t), "reward": 0.3, "exact": 0.1, "partial": 0.0}
         for t in range(0, 150_001, 10_000)
     ]
-    fig = curve_figure(
-        curve,
-        ("reward", "mean reward"),
-        [("gold", 1.2, ":")],
-        [("exact", "exact rate"), ("partial", "partial rate")],
-        title="t",
-    )
+    fig = _reward_and_rates_figure(curve)
     renderer = FigureCanvasAgg(fig).get_renderer()
     fig.draw(renderer)
     for ax in fig.get_axes():

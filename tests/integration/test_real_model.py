@@ -32,10 +32,11 @@ try:
 except ValueError as exc:
     pytest.skip(str(exc), allow_module_level=True)
 
+from replays import curated_rows
+
 from meeting_gym.agentkit.llm import LLMAgent
 from meeting_gym.agentkit.local import LocalChatClient
 from meeting_gym.agents.evaluate import evaluate
-from meeting_gym.agents.llm import replayable_row
 from meeting_gym.agents.replay import replay_row
 from meeting_gym.core.splits import load_split
 
@@ -75,18 +76,7 @@ def test_in_process_episodes_on_every_env_replay_to_their_logged_rewards(client,
     items = load_split("curated", n=2, env=env_id)
     make = lambda: LLMAgent(client, "smollm2", tool_protocol="text", max_tokens=MAX_TOKENS)  # noqa: E731
     results = evaluate(make, items, env=env_id, max_turns=MAX_TURNS, max_concurrent=2)
-    rows = []
-    for k, result in enumerate(results):
-        rows.append(
-            replayable_row(
-                result,
-                env=env_id,
-                seed=k,
-                options={"split": "curated", "index": k},
-                tool_protocol="text",
-                max_turns=MAX_TURNS,
-            )
-        )
+    rows = curated_rows(results, env_id, max_turns=MAX_TURNS)
     check_replays(rows)
     # the model really spoke: every reply is its own text, at most MAX_TOKENS tokens
     for line in rows:
@@ -95,30 +85,24 @@ def test_in_process_episodes_on_every_env_replay_to_their_logged_rewards(client,
         assert line["usage"]["completion_tokens"] <= MAX_TOKENS * len(replies)
 
 
+def run_eval(
+    out: Path, env_id: str, policy: str, *options: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``meeting-gym eval`` of ``policy`` on ``env_id`` in a subprocess, its rows in ``out``.
+
+    Replies are kept to MAX_TOKENS tokens; ``env`` replaces the subprocess's environment.
+    """
+    command = [sys.executable, "-m", "meeting_gym.cli", "eval", "--env", env_id]
+    command += ["--policy", policy, *options, "--max-tokens", str(MAX_TOKENS), "--out", str(out)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+
+
 def test_the_cli_local_policy_writes_rows_that_replay(tmp_path):
     out = tmp_path / "rows.jsonl"
-    command = [
-        sys.executable,
-        "-m",
-        "meeting_gym.cli",
-        "eval",
-        "--env",
-        "CronSchedule-v0",
-        "--policy",
-        "local",
-        "--model",
-        "smollm2",
-        "--split",
-        "eval",
-        "-n",
-        "3",
-        "--max-tokens",
-        str(MAX_TOKENS),
-        "--out",
-        str(out),
+    done = run_eval(
+        out, "CronSchedule-v0", "local", "--model", "smollm2", "--split", "eval", "-n", "3",
         "--progress",
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "policy=local  model=smollm2" in done.stdout and "protocol=text" in done.stdout
     assert "de-quantizing" not in done.stderr  # transformers' per-tensor bar stays hidden
@@ -196,39 +180,12 @@ def test_the_llama_cpp_server_path_writes_rows_that_replay(
     llama_server, tmp_path, env_id, protocol
 ):
     out = tmp_path / "rows.jsonl"
-    command = [
-        sys.executable,
-        "-m",
-        "meeting_gym.cli",
-        "eval",
-        "--env",
-        env_id,
-        "--policy",
-        "openai",
-        "--base-url",
-        llama_server,
-        "--model",
-        "smollm2",
-        "--tool-protocol",
-        protocol,
-        "-n",
-        "2",
-        "--max-tokens",
-        str(MAX_TOKENS),
-        "--max-turns",
-        str(MAX_TURNS),
-        "--temperature",
-        "0",
-        "--out",
-        str(out),
-    ]
-    done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = run_eval(
+        out, env_id, "openai", "--base-url", llama_server, "--model", "smollm2",
+        "--tool-protocol", protocol, "-n", "2", "--max-turns", str(MAX_TURNS),
+        "--temperature", "0",
         env={"OPENAI_API_KEY": "EMPTY", "PATH": "/usr/bin:/bin"},
-    )
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 2 and all(r["requests"] >= 1 for r in rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -79,6 +80,15 @@ def pipeline(tmp_path_factory):
     return out
 
 
+def grpo_from_sft(
+    pipeline: Path, out: Path, *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """A tiny run with ``args`` whose GRPO starts from the pipeline's SFT model, into ``out``."""
+    return run(
+        *TINY, *args, "--sft-model", str(pipeline / "sft_model"), "--out", str(out), timeout=timeout
+    )
+
+
 def test_the_pipeline_runs_end_to_end_and_writes_what_the_docs_show(pipeline):
     out = pipeline
     results = json.loads((out / "results.json").read_text())
@@ -117,10 +127,7 @@ def test_the_pipeline_runs_end_to_end_and_writes_what_the_docs_show(pipeline):
 def test_grpo_from_a_saved_sft_model_on_a_curriculum(pipeline, tmp_path):
     """--curriculum: GRPO's items come from a curriculum over every level; its state is saved."""
     out = tmp_path / "curriculum"
-    done = run(
-        *TINY, "--curriculum", "--difficulty", "", "--sft-model", str(pipeline / "sft_model"),
-        "--out", str(out),
-    )  # fmt: skip
+    done = grpo_from_sft(pipeline, out, "--curriculum", "--difficulty", "")
     assert done.returncode == 0, done.stderr[-3000:]
     state = json.loads((out / "curriculum.json").read_text())
     # one step of two items, each a group of two completions, all reported
@@ -145,10 +152,7 @@ def test_curriculum_needs_the_mix():
 def test_a_second_arm_reuses_the_first_runs_base_and_sft_evaluations(pipeline, tmp_path):
     """--evals-from: the same eval items and SFT model, so their rows are copied, not rerun."""
     out = tmp_path / "again"
-    done = run(
-        *TINY, "--sft-model", str(pipeline / "sft_model"), "--evals-from", str(pipeline),
-        "--out", str(out),
-    )  # fmt: skip
+    done = grpo_from_sft(pipeline, out, "--evals-from", str(pipeline))
     assert done.returncode == 0, done.stderr[-3000:]
     first = json.loads((pipeline / "results.json").read_text())
     second = json.loads((out / "results.json").read_text())
@@ -169,10 +173,9 @@ def test_a_second_arm_reuses_the_first_runs_base_and_sft_evaluations(pipeline, t
     ],
 )
 def test_reused_evaluations_must_grade_the_same_items(pipeline, tmp_path, args, message):
-    done = run(
-        *TINY, *args, "--sft-model", str(pipeline / "sft_model"), "--evals-from", str(pipeline),
-        "--out", str(tmp_path / "x"), timeout=120,
-    )  # fmt: skip
+    done = grpo_from_sft(
+        pipeline, tmp_path / "x", *args, "--evals-from", str(pipeline), timeout=120
+    )
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
 
 
@@ -199,10 +202,7 @@ def test_dynamic_sampling_on_a_real_trainer(pipeline, tmp_path):
     """--spread-extra: flat groups are replaced through TRL's own generation; the counts
     add up and the curriculum hears about every group generated, kept or not."""
     out = tmp_path / "spread"
-    done = run(
-        *TINY, "--curriculum", "--difficulty", "", "--spread-extra", "2",
-        "--sft-model", str(pipeline / "sft_model"), "--out", str(out),
-    )  # fmt: skip
+    done = grpo_from_sft(pipeline, out, "--curriculum", "--difficulty", "", "--spread-extra", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     spread = results["spread"]

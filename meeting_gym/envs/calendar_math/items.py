@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from meeting_gym.core.bounded import field_problem
 from meeting_gym.core.bounded import show as _show
 from meeting_gym.envs.calendar_math import dates
 
@@ -218,12 +219,8 @@ class Item:
         """
         if not isinstance(data, Mapping):
             raise ItemError(f"item: must be an object, got {_show(data)}")
-        for key in data:
-            if key not in _FIELDS:
-                raise ItemError(f"item: unknown field {_show(key)} (allowed: {', '.join(_FIELDS)})")
-        for key in ("task_type", "inputs"):
-            if key not in data:
-                raise ItemError(f"item.{key}: missing")
+        if (problem := field_problem(data, _FIELDS, ("task_type", "inputs"))) is not None:
+            raise ItemError(problem)
         task_type = _task_type(data["task_type"])
         inputs = _inputs(task_type, data["inputs"])
         difficulty = _difficulty(data.get("difficulty"))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from meeting_gym.core.bounded import show
+from meeting_gym.core.bounded import field_problem, show
 from meeting_gym.envs.cron_schedule.expression import Cron, CronError, parse
 from meeting_gym.envs.cron_schedule.schedule import (
     day_key,
@@ -204,12 +204,8 @@ class CronItem:
             "kind", "difficulty", "expression", "description", "start", "num_times",
             "question", "gold", "id",
         )  # fmt: skip
-        for key in data:
-            if key not in allowed:
-                raise ItemError(f"item: unknown field {show(key)} (allowed: {', '.join(allowed)})")
-        for key in ("kind", "expression"):
-            if key not in data:
-                raise ItemError(f"item.{key}: missing")
+        if (problem := field_problem(data, allowed, ("kind", "expression"))) is not None:
+            raise ItemError(problem)
         item = cls.build(
             data["kind"],
             data.get("difficulty"),

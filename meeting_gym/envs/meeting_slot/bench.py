@@ -25,6 +25,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from meeting_gym.bench import (
@@ -33,10 +34,9 @@ from meeting_gym.bench import (
     clock,
     make_env,
     masked_chooser,
+    play_row,
     render_row,
-    reset_times,
-    rollout_rate,
-    step_rate,
+    reset_rows,
 )
 from meeting_gym.envs.meeting_slot.domain import solver, zones
 from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, PEOPLE, generate
@@ -168,41 +168,39 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
     envs = {mode: make_env(env_id, mode=mode) for mode in modes}
     rows: list[Measure] = []
     for mode in modes:
-        env = envs[mode]
+        env, choose = envs[mode], partial(chooser, mode)
         targets = (STEP_TARGET, ROLLOUT_TARGET) if mode == "discrete" else (None, None)
-
-        def steps(r: int, env: Any = env, mode: str = mode) -> float | None:
-            return None if env is None else step_rate(env, chooser(mode, r), budget.steps, r)
-
-        def rollouts(r: int, env: Any = env, mode: str = mode) -> float | None:
-            return None if env is None else rollout_rate(env, chooser(mode, r), budget.steps, r)
-
         rows.append(
-            Measure(
-                f"{mode} step", f"{mode}: step(), random legal actions", steps, min_ratio=targets[0]
+            play_row(
+                f"{mode} step",
+                f"{mode}: step(), random legal actions",
+                env,
+                choose,
+                budget.steps,
+                min_ratio=targets[0],
             )
         )
         rows.append(
-            Measure(
+            play_row(
                 f"{mode} rollout",
                 f"{mode}: random rollouts incl. reset",
-                rollouts,
+                env,
+                choose,
+                budget.steps,
+                whole_loop=True,
                 min_ratio=targets[1],
             )
         )
     for mode in modes:
-        for difficulty in (None, *DIFFICULTIES):
-            env = make_env(env_id, mode=mode, difficulty=difficulty)
-
-            def resets(r: int, env: Any = env) -> list[float] | None:
-                return None if env is None else reset_times(env, budget.resets, r)
-
-            label = f"{mode}: reset() fresh scenario, {difficulty or 'default mix'}"
-            rows.append(
-                Measure(
-                    f"{mode} reset {difficulty}", label, resets, "time", max_seconds=RESET_TARGET_S
-                )
-            )
+        rows += reset_rows(
+            env_id,
+            budget,
+            (None, *DIFFICULTIES),
+            f"{mode}: reset() fresh scenario",
+            key=f"{mode} reset",
+            max_seconds=RESET_TARGET_S,
+            mode=mode,
+        )
     rng = random.Random(3)
     pool = [
         generate(rng, difficulty)

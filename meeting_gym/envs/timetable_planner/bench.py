@@ -34,10 +34,9 @@ from meeting_gym.bench import (
     Measure,
     make_env,
     masked_chooser,
+    play_row,
     render_row,
-    reset_times,
-    rollout_rate,
-    step_rate,
+    reset_rows,
 )
 from meeting_gym.envs.timetable_planner.domain.actions import Action
 from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
@@ -122,6 +121,13 @@ def engine_actions(problem: Problem, count: int, seed: int) -> tuple[dict, list[
         if s not in start:
             start[s] = (0, 0, 0)
     placed = [problem.session_ids[s] for s in start]
+    return start, random_moves(problem, placed, count, rng)
+
+
+def random_moves(
+    problem: Problem, placed: list[str], count: int, rng: random.Random
+) -> list[Action]:
+    """``count`` random actions on the ``placed`` sessions: moves (six in ten) and swaps."""
     actions = []
     for _ in range(count):
         if rng.random() < 0.6:
@@ -137,7 +143,7 @@ def engine_actions(problem: Problem, count: int, seed: int) -> tuple[dict, list[
             )
         else:
             actions.append(Action.swap(rng.choice(placed), rng.choice(placed)))
-    return start, actions
+    return actions
 
 
 def engine_rate(problem: Problem, steps: int, seed: int) -> float:
@@ -162,21 +168,28 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
     small_env, big_env = env_for(env_id, small), env_for(env_id, big)
     small_problem, big_problem = problem_of(small), problem_of(big)
     rows = [
-        Measure(
+        play_row(
             "step expert",
             "discrete: step() incl. mask, expert",
-            lambda r: step_rate(expert, masked_chooser(r), budget.steps, r),
+            expert,
+            masked_chooser,
+            budget.steps,
             min_ratio=STEP_TARGET,
         ),
-        Measure(
+        play_row(
             "step mix",
             "discrete: step() incl. mask, default mix",
-            lambda r: step_rate(mixed, masked_chooser(r), budget.steps, r),
+            mixed,
+            masked_chooser,
+            budget.steps,
         ),
-        Measure(
+        play_row(
             "rollout",
             "discrete: masked random rollouts incl. reset",
-            lambda r: rollout_rate(mixed, masked_chooser(r), budget.steps, r),
+            mixed,
+            masked_chooser,
+            budget.steps,
+            whole_loop=True,
         ),
         Measure(
             "text step",
@@ -228,14 +241,7 @@ def plan(env_id: str, budget: Budget) -> list[Measure]:
             unit="x",
         ),
     ]
-    for difficulty in (None, *SIZES):
-        env = make_env(env_id, difficulty=difficulty)
-
-        def resets(r: int, env: Any = env) -> list[float]:
-            return reset_times(env, budget.resets, r)
-
-        label = f"discrete: reset() fresh scenario, {difficulty or 'default mix'}"
-        rows.append(Measure(f"reset {difficulty}", label, resets, "time"))
+    rows += reset_rows(env_id, budget, (None, *SIZES), "discrete: reset() fresh scenario")
     frames = max(budget.steps // 20, 5)
     rows.append(render_row(env_id, frames, lambda _env, repeat: masked_chooser(repeat)))
     return rows

@@ -13,13 +13,13 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 
 import gymnasium as gym
 import pytest
 from paths import ROOT
+from uvicorn_thread import served
 
 import meeting_gym  # noqa: F401
 from meeting_gym.agents.policies import make_policy
@@ -42,22 +42,8 @@ TEXT_ENVS = [e for e in ENVS if "text" in load_object(gym.spec(e).entry_point).m
 @contextmanager
 def running(env_id: str, **kwargs):
     """The app of ``env_id`` served on 127.0.0.1 for the duration of the block."""
-    app = create_server_app(env_id, **kwargs)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the server did not start")
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
+    with served(create_server_app(env_id, **kwargs), 20) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
 
 
 def in_process(env_id: str, seed: int, options: dict | None):

@@ -14,12 +14,12 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 
 import pytest
 from paths import ROOT
+from uvicorn_thread import served
 
 import meeting_gym  # noqa: F401
 
@@ -45,20 +45,8 @@ def running(env_id: str, **kwargs):
     """``env_id`` served on 127.0.0.1 (in a thread, with the CLI's bounds) for the block."""
     app = openenv.create_server_app(env_id, **kwargs)
     options = openenv.uvicorn_options(kwargs.get("max_sessions", openenv.DEFAULT_MAX_SESSIONS))
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", **options)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + TIMEOUT
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
+    with served(app, TIMEOUT, **options) as port:
         yield f"127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=TIMEOUT)
 
 
 @contextmanager

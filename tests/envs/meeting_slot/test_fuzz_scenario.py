@@ -18,6 +18,7 @@ import gymnasium as gym
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_paths import paths
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.envs.meeting_slot.domain.curated import curated_dicts
@@ -77,18 +78,6 @@ json_values = st.recursive(
     ),
     max_leaves=8,
 )
-
-
-def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path to a value inside nested dicts and lists."""
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out += paths(item, (*prefix, index))
-    return out
 
 
 @st.composite

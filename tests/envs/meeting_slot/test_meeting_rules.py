@@ -55,6 +55,17 @@ def test_curated_worlds_match_the_reference_data():
         assert {k: v for k, v in ref.items() if k not in ("gold", "naive_answer")} == mine
 
 
+# New York's fall-back day, 00:00-04:00 with 01:30-02:00 busy (in EDT and again in EST):
+# its gold is a GOLD_CASES row, and the run through the busy block a test of its own.
+FALL_BACK_THROUGH_BUSY = (
+    "America/New_York",
+    "00:00",
+    "04:00",
+    "2024-11-03",
+    105,
+    {"2024-11-03": [("01:30", "02:00")]},
+)
+
 # (zone, work start, work end, window, duration, busy, gold)
 GOLD_CASES = [
     ("America/New_York", "02:00", "04:00", "2024-03-10", 30, None, "2024-03-10T07:00:00Z"),
@@ -62,15 +73,7 @@ GOLD_CASES = [
     ("Australia/Lord_Howe", "02:00", "04:00", "2024-10-05", 30, None, "2024-10-05T15:30:00Z"),
     ("Pacific/Chatham", "02:00", "05:00", "2024-09-28", 120, None, "2024-09-28T13:15:00Z"),
     ("America/New_York", "01:00", "02:00", "2024-11-03", 60, None, "2024-11-03T05:00:00Z"),
-    (
-        "America/New_York",
-        "00:00",
-        "04:00",
-        "2024-11-03",
-        105,
-        {"2024-11-03": [("01:30", "02:00")]},
-        "2024-11-03T07:00:00Z",
-    ),
+    (*FALL_BACK_THROUGH_BUSY, "2024-11-03T07:00:00Z"),
     (
         "America/New_York",
         "00:00",
@@ -103,14 +106,7 @@ def test_meeting_ending_at_local_midnight_is_invalid():
 
 
 def test_fall_back_run_through_busy_block_is_invalid():
-    scenario = one_person(
-        "America/New_York",
-        "00:00",
-        "04:00",
-        "2024-11-03",
-        105,
-        {"2024-11-03": [("01:30", "02:00")]},
-    )
+    scenario = one_person(*FALL_BACK_THROUGH_BUSY)
     assert not solve(Scenario.from_dict(scenario)).is_valid(utc("2024-11-03T04:30:00Z"))
 
 

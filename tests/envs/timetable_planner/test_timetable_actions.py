@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timetable_fixtures import json_strategy
 
 from meeting_gym.envs.timetable_planner.domain.actions import (
     ACTION_FIELDS,
@@ -275,30 +276,19 @@ def test_assign_move_swap_unassign_verdicts(problem):
 
 # ---------------------------------------------------------------------------- fuzz
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats()
-    | st.text(max_size=30)
-    | st.sampled_from(
-        [
-            "assign_session",
-            "move_session",
-            "swap_sessions",
-            "unassign_session",
-            "submit_timetable",
-            "Mon",
-            " tue ",
-            "M4_S1",
-            "R1",
-        ]
-    ),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=6,
-)
+# the words the action parser knows, so that near misses are common
+WORDS = [
+    "assign_session",
+    "move_session",
+    "swap_sessions",
+    "unassign_session",
+    "submit_timetable",
+    "Mon",
+    " tue ",
+    "M4_S1",
+    "R1",
+]
+json_values = json_strategy(WORDS, text=30, keys=5, leaves=6)
 actions = (
     st.dictionaries(st.sampled_from([*ACTION_FIELDS, "room", "x"]), json_values, max_size=7)
     | json_values

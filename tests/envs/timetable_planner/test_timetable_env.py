@@ -18,7 +18,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from timetable_fixtures import given_but_refused, has_fraction, random_action, trajectories
+from timetable_fixtures import (
+    given_but_refused,
+    has_fraction,
+    random_action,
+    recording,
+    trajectory_keys,
+)
 
 import meeting_gym  # noqa: F401
 from meeting_gym.envs.timetable_planner.discrete import sizes
@@ -48,17 +54,6 @@ def make(mode: str = "discrete", **kwargs) -> gym.Env:
     return gym.make(ENV, mode=mode, disable_env_checker=True, **kwargs)
 
 
-def _ids() -> list[str]:
-    return [f"{sid}-{t['name']}" for sid, t in trajectories()]
-
-
-def _recorded(key: str) -> tuple[str, dict]:
-    for sid, t in trajectories():
-        if f"{sid}-{t['name']}" == key:
-            return sid, t
-    raise KeyError(key)
-
-
 def _same_step(info: dict, reward: float, done: bool, step: dict, *, message: bool = True):
     assert abs(reward - step["reward"]) <= TOLERANCE, (reward, step["reward"])
     assert done == step["done"]
@@ -71,9 +66,9 @@ def _same_step(info: dict, reward: float, done: bool, step: dict, *, message: bo
         assert abs(info["score_breakdown"][key] - value) <= TOLERANCE, key
 
 
-@pytest.mark.parametrize("key", _ids())
+@pytest.mark.parametrize("key", trajectory_keys())
 def test_recorded_trajectory_replays_through_the_text_interface(key):
-    sid, trajectory = _recorded(key)
+    sid, trajectory = recording(key)
     env = make("text")
     env.reset(options={"scenario_id": sid})
     for step in trajectory["steps"]:
@@ -94,11 +89,11 @@ def test_recorded_trajectory_replays_through_the_text_interface(key):
             break
 
 
-@pytest.mark.parametrize("key", _ids())
+@pytest.mark.parametrize("key", trajectory_keys())
 def test_recorded_trajectory_replays_through_the_discrete_interface(key):
     """Each action as its index; one no index expresses (an unknown id, a parse failure)
     is sent out of range: invalid with the same penalty, in the env's own words."""
-    sid, trajectory = _recorded(key)
+    sid, trajectory = recording(key)
     env = make("discrete")
     env.reset(options={"scenario_id": sid})
     base = env.unwrapped

@@ -6,7 +6,7 @@ import pickle
 import random
 
 import pytest
-from timetable_fixtures import random_action
+from timetable_fixtures import ASSIGN, random_action
 
 from meeting_gym.envs.timetable_planner.domain.actions import Action
 from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
@@ -16,14 +16,6 @@ from meeting_gym.envs.timetable_planner.domain.episode import (
     SUBMIT_BONUS,
     TimetableEpisode,
 )
-
-ASSIGN = {
-    "action_type": "assign_session",
-    "session_id": "E1_S1",
-    "day": 0,
-    "start_slot": 0,
-    "room_id": "R2",
-}
 
 
 def test_a_valid_action_earns_the_score_delta():

@@ -22,7 +22,14 @@ import json
 import random
 
 import pytest
-from timetable_fixtures import given_but_refused, has_fraction, reference, trajectories
+from timetable_fixtures import (
+    given_but_refused,
+    has_fraction,
+    recording,
+    reference,
+    trajectories,
+    trajectory_keys,
+)
 
 from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
 from meeting_gym.envs.timetable_planner.domain.episode import (
@@ -34,17 +41,6 @@ from meeting_gym.envs.timetable_planner.domain.generator import generate_dict, p
 from meeting_gym.envs.timetable_planner.observation import observation_dict
 
 TOLERANCE = 1e-9
-
-
-def _ids() -> list[str]:
-    return [f"{sid}-{t['name']}" for sid, t in trajectories()]
-
-
-def _trajectory(key: str) -> tuple[str, dict]:
-    for sid, t in trajectories():
-        if f"{sid}-{t['name']}" == key:
-            return sid, t
-    raise KeyError(key)
 
 
 def _close(a: float, b: float) -> bool:
@@ -116,9 +112,9 @@ def _check_step(where: str, result, episode, step: dict) -> None:
         assert _close(result.reward, step["reward"]), (where, result.reward, step["reward"])
 
 
-@pytest.mark.parametrize("key", _ids())
-def test_replay_trajectory(key):
-    sid, trajectory = _trajectory(key)
+@pytest.mark.parametrize("key", trajectory_keys())
+def test_replayrecorded(key):
+    sid, trajectory = recording(key)
     episode = TimetableEpisode(get_scenario(sid))
     for key_, value in trajectory["reset"]["score_breakdown"].items():
         assert _close(episode.scores.as_dict()[key_], value)

@@ -20,6 +20,7 @@ import gymnasium as gym
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timetable_fixtures import ASSIGN
 
 import meeting_gym  # noqa: F401
 from meeting_gym.envs.timetable_planner.domain.actions import ACTION_FIELDS
@@ -207,14 +208,6 @@ def test_discrete_actions_that_are_no_index_are_invalid_actions(action):
 
 
 # ----------------------------------------------------------------------------- reward hacking
-
-ASSIGN = {
-    "action_type": "assign_session",
-    "session_id": "E1_S1",
-    "day": 0,
-    "start_slot": 0,
-    "room_id": "R2",
-}
 
 
 def test_repeated_no_ops_cost_their_penalty_every_time():

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_paths import paths
+from timetable_fixtures import json_strategy
 
 from meeting_gym.envs.timetable_planner.domain.catalogue import handcrafted, handcrafted_dicts
 from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
@@ -280,39 +282,19 @@ BASES = [
 ]
 BASES += [generate_dict(random.Random(i), d, f"g{i}") for i, d in enumerate(sorted(SIZES))]
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats()
-    | st.text(max_size=8)
-    | st.sampled_from(
-        ["0", "4", "Mon", "lab", "T1", "ET1", "R1", "S1", "hard", "teacher_unavailable", ""]
-    ),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
-    ),
-    max_leaves=5,
+json_values = json_strategy(
+    ["0", "4", "Mon", "lab", "T1", "ET1", "R1", "S1", "hard", "teacher_unavailable", ""],
+    text=8,
+    keys=4,
+    leaves=5,
 )
-
-
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            out += _paths(item, (*prefix, index))
-    return out
 
 
 @st.composite
 def damaged(draw):
     data = copy.deepcopy(draw(st.sampled_from(BASES)))
     for _ in range(draw(st.integers(1, 3))):
-        paths = _paths(data)
-        path = draw(st.sampled_from(paths))
+        path = draw(st.sampled_from(paths(data)))
         if not path:
             continue
         parent = data

@@ -13,6 +13,7 @@ import json
 from functools import cache
 from typing import Any
 
+from hypothesis import strategies as st
 from paths import DATA
 
 DATA = DATA / "timetable_planner"
@@ -34,6 +35,19 @@ def trajectories() -> list[tuple[str, dict[str, Any]]]:
     out = [(s["scenario_id"], t) for s in data["scenarios"] for t in s["trajectories"]]
     out += [(g["scenario_id"], t) for g in data["generated"] for t in g["trajectories"]]
     return out
+
+
+def trajectory_keys() -> list[str]:
+    """``scenario_id-name`` of every recording, in :func:`trajectories` order (test ids)."""
+    return [f"{sid}-{t['name']}" for sid, t in trajectories()]
+
+
+def recording(key: str) -> tuple[str, dict[str, Any]]:
+    """The (scenario_id, trajectory) whose :func:`trajectory_keys` entry is ``key``."""
+    for sid, t in trajectories():
+        if f"{sid}-{t['name']}" == key:
+            return sid, t
+    raise KeyError(key)
 
 
 def has_fraction(action: dict[str, Any]) -> bool:
@@ -59,6 +73,21 @@ def given_but_refused(step: dict[str, Any]) -> str | None:
     return None
 
 
+def placement(action_type: str, session_id: str, day: Any, start: Any, room: str) -> dict[str, Any]:
+    """A JSON action that puts ``session_id`` at (day, start_slot, room_id)."""
+    return {
+        "action_type": action_type,
+        "session_id": session_id,
+        "day": day,
+        "start_slot": start,
+        "room_id": room,
+    }
+
+
+ASSIGN = placement("assign_session", "E1_S1", 0, 0, "R2")
+"""A valid first assignment in catalogue scenario ``easy_1``."""
+
+
 def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
     """A random JSON action, mostly valid, often conflicting, sometimes invalid or a no-op.
 
@@ -72,21 +101,9 @@ def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
     start = rng.randrange(problem.per_day)
     room = rng.choice(problem.room_ids)
     if roll < 0.45 and unplaced:
-        return {
-            "action_type": "assign_session",
-            "session_id": rng.choice(unplaced),
-            "day": day,
-            "start_slot": start,
-            "room_id": room,
-        }
+        return placement("assign_session", rng.choice(unplaced), day, start, room)
     if roll < 0.65 and placed:
-        return {
-            "action_type": "move_session",
-            "session_id": rng.choice(placed),
-            "day": day,
-            "start_slot": start,
-            "room_id": room,
-        }
+        return placement("move_session", rng.choice(placed), day, start, room)
     if roll < 0.8 and placed:
         return {
             "action_type": "swap_sessions",
@@ -95,10 +112,32 @@ def random_action(rng: Any, problem: Any, timetable: Any) -> dict[str, Any]:
         }
     if roll < 0.9 and placed:
         return {"action_type": "unassign_session", "session_id": rng.choice(placed)}
-    return {
-        "action_type": rng.choice(["assign_session", "move_session", "unassign_session"]),
-        "session_id": rng.choice(sessions),
-        "day": rng.randrange(-1, problem.n_days + 1),
-        "start_slot": rng.randrange(-1, problem.per_day + 1),
-        "room_id": room,
-    }
+    # the arguments are drawn left to right, in the order the dict used to draw them
+    return placement(
+        rng.choice(["assign_session", "move_session", "unassign_session"]),
+        rng.choice(sessions),
+        rng.randrange(-1, problem.n_days + 1),
+        rng.randrange(-1, problem.per_day + 1),
+        room,
+    )
+
+
+def json_strategy(words: list[str], *, text: int, keys: int, leaves: int) -> Any:
+    """A hypothesis strategy for any JSON value, often one of ``words``.
+
+    Strings have at most ``text`` characters, dict keys at most ``keys``; lists and dicts
+    hold at most three entries, and a value at most ``leaves`` leaves.
+    """
+    return st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**70), 2**70)
+        | st.floats()
+        | st.text(max_size=text)
+        | st.sampled_from(words),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(st.text(max_size=keys), children, max_size=3)
+        ),
+        max_leaves=leaves,
+    )
