@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,22 +237,36 @@ def _cells(slot_map: dict[str, list[int]] | None, per_day: int) -> set[tuple[int
     return {(int(d), s) for d, slots in slot_map.items() for s in slots}
 
 
-def _has_spot(
-    session: dict[str, Any], teacher: dict[str, Any], rooms: list[dict[str, Any]], per_day: int
-) -> bool:
-    teacher_cells = _cells(teacher.get("available_slots"), per_day)
+def _starts(
+    session: dict[str, Any],
+    rooms: list[dict[str, Any]],
+    per_day: int,
+    fits: Callable[[dict[str, Any]], Callable[[tuple[int, int]], bool]],
+) -> Iterator[tuple[dict[str, Any], int, int]]:
+    """Each (room, day, start) of ``session`` in a room of its type and size whose cells
+    all pass ``fits(room)``, in room, day and start order."""
     length = session["duration_in_slots"]
     for room in rooms:
         if room["room_type"] not in session["valid_room_types"]:
             continue
         if room["capacity"] < session["required_capacity"]:
             continue
-        free = teacher_cells & _cells(room.get("available_slots"), per_day)
+        free = fits(room)
         for day in range(len(DAYS)):
             for start in range(per_day - length + 1):
-                if all((day, start + k) in free for k in range(length)):
-                    return True
-    return False
+                if all(free((day, start + k)) for k in range(length)):
+                    yield room, day, start
+
+
+def _has_spot(
+    session: dict[str, Any], teacher: dict[str, Any], rooms: list[dict[str, Any]], per_day: int
+) -> bool:
+    teacher_cells = _cells(teacher.get("available_slots"), per_day)
+
+    def fits(room: dict[str, Any]) -> Callable[[tuple[int, int]], bool]:
+        return (teacher_cells & _cells(room.get("available_slots"), per_day)).__contains__
+
+    return next(_starts(session, rooms, per_day, fits), None) is not None
 
 
 def _baseline(
@@ -295,24 +310,20 @@ def _first_fit(
     busy: set[tuple[str, str, int, int]],
     per_day: int,
 ) -> tuple[str, int, int] | None:
-    length = session["duration_in_slots"]
-    for room in rooms:
-        if room["room_type"] not in session["valid_room_types"]:
-            continue
-        if room["capacity"] < session["required_capacity"]:
-            continue
-        for day in range(len(DAYS)):
-            for start in range(per_day - length + 1):
-                cells = [(day, start + k) for k in range(length)]
-                if all(
-                    c in teacher_cells[session["teacher_id"]]
-                    and c in room_cells[room["room_id"]]
-                    and ("teacher", session["teacher_id"], *c) not in busy
-                    and ("group", session["group_id"], *c) not in busy
-                    and ("room", room["room_id"], *c) not in busy
-                    for c in cells
-                ):
-                    return room["room_id"], day, start
+    teacher, group = session["teacher_id"], session["group_id"]
+
+    def fits(room: dict[str, Any]) -> Callable[[tuple[int, int]], bool]:
+        room_id = room["room_id"]
+        return lambda c: (
+            c in teacher_cells[teacher]
+            and c in room_cells[room_id]
+            and ("teacher", teacher, *c) not in busy
+            and ("group", group, *c) not in busy
+            and ("room", room_id, *c) not in busy
+        )
+
+    for room, day, start in _starts(session, rooms, per_day, fits):
+        return room["room_id"], day, start
     return None
 
 
