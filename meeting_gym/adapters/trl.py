@@ -137,11 +137,20 @@ def curriculum_draws(
     **task_options: Any,
 ) -> Callable[[int], list[dict[str, Any]]]:
     """A function giving the next ``n`` rows ``curriculum`` draws (the shape of
-    :func:`rows`'): the fresh groups of :func:`~meeting_gym.adapters.trl_spread.keep_spread`."""
-    env = gym.make(env_id, mode="text", disable_env_checker=True, **task_options)
+    :func:`rows`'): the fresh groups of :func:`~meeting_gym.adapters.trl_spread.keep_spread`.
+
+    Each call makes the env it reads the questions with and closes it (a call is one
+    generation batch: the env's few milliseconds are nothing beside it), so no env is
+    left open for the trainer's lifetime.
+    """
+    gym.make(env_id, mode="text", disable_env_checker=True, **task_options).close()  # checked now
 
     def draws(n: int) -> list[dict[str, Any]]:
-        return [_row(env, curriculum.next().options, system_prompt) for _ in range(n)]
+        env = gym.make(env_id, mode="text", disable_env_checker=True, **task_options)
+        try:
+            return [_row(env, curriculum.next().options, system_prompt) for _ in range(n)]
+        finally:
+            env.close()
 
     return draws
 

@@ -119,11 +119,20 @@ def task_rows(
 
 
 def options_row(
-    env_id: str, options: Mapping[str, Any], settings: Mapping[str, Any] | None = None
+    env_id: str,
+    options: Mapping[str, Any],
+    settings: Mapping[str, Any] | None = None,
+    *,
+    task: Any = None,
 ) -> dict[str, Any]:
-    """The row of the one item the split ``options`` address (a curriculum draw's, say)."""
+    """The row of the one item the split ``options`` address (a curriculum draw's, say).
+
+    ``task`` is the env's task made with ``settings``, when the caller has it already (a
+    curriculum reads one row per draw: the task is made once, not at every read).
+    """
     settings = dict(settings or {})
-    task = make_task(check_env(env_id), **settings)
+    if task is None:
+        task = make_task(check_env(env_id), **settings)
     found = options_item(task, options)
     if found is None:
         raise ValueError(f"the options {dict(options)!r} address no split item")

@@ -202,9 +202,10 @@ class MeetingGymTaskset(vf.Taskset[MeetingGymTask, MeetingGymConfig]):
     def _drawn(self, curriculum: Curriculum) -> Iterator[MeetingGymTask]:
         config = self.config
         count = itertools.count() if config.n is None else range(config.n)
+        env_task = make_task(common.check_env(config.env), **config.settings)
         for k in count:
             draw = curriculum.next()  # drawn when read, so it follows the rewards told so far
-            row = common.options_row(config.env, draw.options, config.settings)
+            row = common.options_row(config.env, draw.options, config.settings, task=env_task)
             row["name"] = f"{config.env}/curriculum/{k}/{draw.level}/{draw.index}"
             task = MeetingGymTask(MeetingGymData(**row), config.task)
             task.curriculum = curriculum

@@ -337,6 +337,30 @@ def test_curriculum_rows_are_drawn_when_asked_and_replay_their_items():
     assert first == expected
 
 
+def test_curriculum_draws_give_the_rows_the_stream_gives_and_leave_no_env_open(monkeypatch):
+    from meeting_gym.core.curriculum import Curriculum
+
+    opened: list[gym.Env] = []
+    closed: list[gym.Env] = []
+    make = gym.make
+
+    def counting_make(*args, **kwargs):
+        env = make(*args, **kwargs)
+        opened.append(env)
+        close = env.close
+        env.close = lambda: (closed.append(env), close())[-1]
+        return env
+
+    monkeypatch.setattr(adapter.gym, "make", counting_make)
+    cur = Curriculum.for_env("CalendarMath-v0", seed=5)
+    draws = adapter.curriculum_draws("CalendarMath-v0", cur)
+    batches = [draws(2), draws(3)]
+    again = Curriculum.for_env("CalendarMath-v0", seed=5)
+    assert batches[0] + batches[1] == list(adapter.curriculum_rows("CalendarMath-v0", again, 5))
+    assert len(opened) == 4  # one checking the settings, one per call, one for the stream
+    assert closed == opened
+
+
 def test_curriculum_reward_reports_each_items_group_and_returns_the_rewards():
     from meeting_gym.core.curriculum import Curriculum, Rules
 
