@@ -463,7 +463,33 @@ def table(results: dict[str, Any]) -> str:
     for key, d in results["paired"].items():
         a, b = key.split("_minus_")
         lines.append(f"paired {a} - {b}: {d['mean']:+.3f} ± {d['ci95']:.3f} (95% CI, n={d['n']})")
+    lines += ["", *difficulty_table(results)]
     return "\n".join(lines)
+
+
+def difficulty_table(results: dict[str, Any]) -> list[str]:
+    """One line per model (or policy) and difficulty: reward with its interval, exact match,
+    answered and accepted turns, from the same rows as the table above."""
+    terms = results["terms"]
+    exact = terms[0]  # the first term is the one the reward is for (MeetingSlot: exact_match)
+    lines = [
+        f"| model | difficulty | n | reward (95% CI) | {exact} | answered | accepted turns |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, s in results["summary"].items():
+        for level, d in s["by_difficulty"].items():
+            share = d["accepted_turn_share"]
+            cells = [
+                name,
+                level,
+                str(d["n"]),
+                f"{d['reward']['mean']:.3f} ± {d['reward']['ci95']:.3f}",
+                f"{d[exact]['mean']:.3f}",
+                f"{d['answered']['mean']:.3f}",
+                "-" if share is None else f"{share:.3f}",
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def write_curves(args: argparse.Namespace, out: Path) -> None:

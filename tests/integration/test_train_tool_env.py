@@ -57,7 +57,10 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     results = json.loads((out / "results.json").read_text())
     assert set(results["summary"]) == {"gold", "naive", "random", "sft"}
     assert results["summary"]["gold"]["mean_tool_calls"] > 0
-    assert "paired sft - naive" in (out / "table.md").read_text()
+    table = (out / "table.md").read_text()
+    assert "paired sft - naive" in table
+    for level, d in results["summary"]["sft"]["by_difficulty"].items():  # the per-level rows
+        assert f"| sft | {level} | {d['n']} | {d['reward']['mean']:.3f} ± " in table
     rows = [json.loads(line) for line in (out / "eval_sft.jsonl").read_text().splitlines()]
     assert len(rows) == 3
     for row in rows:
