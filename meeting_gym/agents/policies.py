@@ -25,7 +25,7 @@ class Policy:
     ``reset`` takes the first observation and info (``env`` is accepted and unused: a
     policy sees only what an agent sees), then ``act`` gives one text action per turn.
     Called as in 0.2, ``reset(observation, info, seed)`` and ``act(observation)``, a policy
-    works the same.
+    works the same. A policy that keeps nothing between turns need not write ``reset``.
     """
 
     name = "policy"
@@ -33,7 +33,7 @@ class Policy:
     def reset(
         self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
     ) -> None:
-        raise NotImplementedError
+        """Start an episode; the base keeps nothing (a stateless policy)."""
 
     def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         raise NotImplementedError

@@ -114,11 +114,6 @@ class EmptyPolicy(Policy):
 
     name = "empty"
 
-    def reset(
-        self, observation: str, info: dict[str, Any], seed: int | None = None, *, env: Any = None
-    ) -> None:
-        return None
-
     def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         return SUBMIT
 
