@@ -19,7 +19,7 @@ from typing import Any
 from meeting_gym.core.moved import alias_getattr, lazy_getattr
 from meeting_gym.core.registry import ENVS, register_env
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _MEETING_SLOT = "meeting_gym.envs.meeting_slot.task:MeetingSlotTask"
 _MEETING_SLOT_ENV = "meeting_gym.envs.meeting_slot.env:MeetingSlotEnv"
