@@ -28,6 +28,7 @@ from typing import Any
 import gymnasium as gym
 
 from meeting_gym.agentkit import assistant_turn
+from meeting_gym.core.loop import ScriptedAgent, play
 from meeting_gym.core.registry import entry, load_object, make_task, task_class
 from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, load_split, options_item
 
@@ -193,16 +194,17 @@ def replay(env: gym.Env, options: Mapping[str, Any], messages: Iterable[Any]) ->
     outcome whose reward is not their weighted sum raises ``ValueError`` rather than be
     reported as a reward the env did not give.
     """
-    env.reset(options=dict(options))
     base = env.unwrapped
-    turns = 0
-    for message in messages:
-        if _role(message) != "assistant":
-            continue
-        if base.episode.done or turns >= base.max_turns:
-            break
-        env.step(assistant_turn(message, "native", answer_tag=base.task.answer_tag).action)
-        turns += 1
+    tag = base.task.answer_tag
+    actions = [
+        assistant_turn(message, "native", answer_tag=tag).action
+        for message in messages
+        if _role(message) == "assistant"
+    ]
+    # the package's one episode loop: it stops where the env ends the episode (an answer,
+    # or the turn budget), or where the conversation ends first (the script runs out)
+    rollout = play(env, ScriptedAgent(actions), options=dict(options))
+    turns = rollout.turns
     outcome = base.episode.outcome()
     weights = reward_weights(base.task, base.episode.item)
     weighted = round(sum(weight * outcome[name] for name, weight in weights.items()), 10)
