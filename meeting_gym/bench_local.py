@@ -1,15 +1,24 @@
-"""What a local-model episode costs, with and without the prefix cache, side by side.
+"""What a local-model episode costs: uncached, cached in static batches, cached continuously.
 
 ``python -m meeting_gym.bench_local`` loads the model once, then plays the same greedy
-episodes through :class:`~meeting_gym.agentkit.local.LocalChatClient` with every request
-read whole (``prefix_cache=False``: transformers' ``generate`` over the full conversation,
-as before the cache) and with the cache (:mod:`~meeting_gym.agentkit.kvcache`), alternating
-``--repeats`` times. It prints each mode's seconds per episode, the prompt tokens read anew
-and reused, the tokens generated, the speed-up, and whether every reply of every episode
-was the same in both modes (exit 1 if not: a cache that changes replies is a bug).
+episodes through :class:`~meeting_gym.agentkit.local.LocalChatClient` in each mode,
+alternating ``--repeats`` times:
+
+* ``uncached``: every request read whole (transformers' ``generate`` over the full
+  conversation, as before the prefix cache);
+* ``static``: the prefix cache (:mod:`~meeting_gym.agentkit.kvcache`) in static batches,
+  each answered when its longest reply ends (0.3's client);
+* ``continuous``: the cache with continuous batching, each request answered when its own
+  reply ends and waiting requests let into a running batch (today's default).
+
+It prints each mode's seconds per episode, the prompt tokens read anew and reused, the
+tokens generated, the speed-ups, and whether every reply of every episode was the same in
+every mode (exit 1 if not: a cache or a batching that changes replies is a bug).
 
     python -m meeting_gym.bench_local --env MeetingSlot-v0 --split curated -n 2 \\
         --max-turns 5 --max-tokens 64
+    python -m meeting_gym.bench_local --split eval -n 32 --max-tokens 320 \\
+        --modes static,continuous
 """
 
 from __future__ import annotations
@@ -21,7 +30,12 @@ import time
 from functools import partial
 from typing import Any
 
-MODES = ("uncached", "cached")
+MODES = ("uncached", "static", "continuous")
+CLIENT = {
+    "uncached": {"prefix_cache": False},
+    "static": {"prefix_cache": True, "continuous": False},
+    "continuous": {"prefix_cache": True, "continuous": True},
+}
 
 
 def replies(results: list[Any]) -> list[list[str]]:
@@ -42,23 +56,27 @@ def run(
     max_tokens: int = 64,
     batch: int = 8,
     repeats: int = 2,
+    modes: tuple[str, ...] = MODES,
     loaded: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """Play the same episodes uncached and cached ``repeats`` times each; the measurements."""
+    """Play the same episodes in each of ``modes``, ``repeats`` times each; the measurements."""
     from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
     from meeting_gym.agentkit.local import LocalChatClient, load_model, resolve_model
     from meeting_gym.agents.evaluate import evaluate
     from meeting_gym.core.splits import load_split
 
+    unknown = [mode for mode in modes if mode not in MODES]
+    if unknown or not modes:
+        raise ValueError(f"modes must be some of {', '.join(MODES)}, got {', '.join(modes)}")
     started = time.perf_counter()
     pair = loaded if loaded is not None else load_model(resolve_model(model))
     load_s = time.perf_counter() - started
     items = load_split(split, n, env=env)
-    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
+    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     seen: dict[str, list[list[str]]] = {}
     for _ in range(repeats):
-        for mode in MODES:
-            with LocalChatClient(pair, batch_size=batch, prefix_cache=mode == "cached") as client:
+        for mode in modes:
+            with LocalChatClient(pair, batch_size=batch, **CLIENT[mode]) as client:
                 make = partial(
                     LLMAgent,
                     client,
@@ -71,27 +89,34 @@ def run(
                 began = time.perf_counter()
                 results = evaluate(make, items, env=env, max_turns=max_turns, max_concurrent=batch)
                 seconds = time.perf_counter() - began
-                stats = dict(client.stats)
+            # read once the client has closed: a continuous batch answers its requests
+            # before it adds up what it read and generated
+            stats = dict(client.stats)
             seen.setdefault(mode, replies(results))
             runs[mode].append({"seconds": seconds, **stats})
-    same = sum(a == b for a, b in zip(seen["uncached"], seen["cached"], strict=True))
+    first = seen[modes[0]]
+    same = sum(all(seen[mode][k] == episode for mode in modes) for k, episode in enumerate(first))
     summary: dict[str, Any] = {
         "env": env,
         "split": split,
         "episodes": len(items),
         "max_turns": max_turns,
         "max_tokens": max_tokens,
+        "batch": batch,
         "model": model,
+        "modes": list(modes),
         "load_s": round(load_s, 1),
         "identical_episodes": same,
         "runs": runs,
     }
-    for mode in MODES:
+    for mode in modes:
         best = min(r["seconds"] for r in runs[mode])
         summary[f"{mode}_s_per_episode"] = round(best / max(len(items), 1), 2)
-    summary["speedup"] = round(
-        summary["uncached_s_per_episode"] / max(summary["cached_s_per_episode"], 1e-9), 2
-    )
+    for slow, fast in (("uncached", "continuous"), ("static", "continuous")):
+        if slow in modes and fast in modes:
+            summary[f"speedup_{fast}_over_{slow}"] = round(
+                summary[f"{slow}_s_per_episode"] / max(summary[f"{fast}_s_per_episode"], 1e-9), 2
+            )
     return summary
 
 
@@ -104,7 +129,7 @@ def table(summary: dict[str, Any]) -> str:
         f"{'mode':<10}{'s/episode':>10}{'best run s':>11}{'prompt read':>12}{'reused':>9}"
         f"{'generated':>10}",
     ]
-    for mode in MODES:
+    for mode in summary["modes"]:
         first = summary["runs"][mode][0]
         best = min(r["seconds"] for r in summary["runs"][mode])
         read = first["prompt_tokens"] - first["reused_tokens"]
@@ -112,8 +137,13 @@ def table(summary: dict[str, Any]) -> str:
             f"{mode:<10}{summary[f'{mode}_s_per_episode']:>10.2f}{best:>11.1f}{read:>12}"
             f"{first['reused_tokens']:>9}{first['generated']:>10}"
         )
+    speedups = [
+        f"{key.split('_')[1]} over {key.split('_')[3]} {value:.2f}x"
+        for key, value in summary.items()
+        if key.startswith("speedup_")
+    ]
     lines.append(
-        f"speed-up {summary['speedup']:.2f}x; identical replies in "
+        f"speed-up: {'; '.join(speedups) or '-'}; identical replies in "
         f"{summary['identical_episodes']} of {summary['episodes']} episodes"
     )
     return "\n".join(lines)
@@ -129,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-tokens", type=int, default=64)
     p.add_argument("--batch", type=int, default=8, help="episodes generated together")
     p.add_argument("--repeats", type=int, default=2, help="runs of each mode (best counts)")
+    p.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="the modes to compare, comma-separated (default %(default)s)",
+    )
     p.add_argument("--json", action="store_true", help="print the measurements as JSON")
     args = p.parse_args(argv)
     for name in ("n", "max_turns", "max_tokens", "batch", "repeats"):
@@ -144,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             max_tokens=args.max_tokens,
             batch=args.batch,
             repeats=args.repeats,
+            modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
         )
     except ValueError as exc:
         p.error(str(exc))

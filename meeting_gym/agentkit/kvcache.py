@@ -179,6 +179,19 @@ def _growing_cache(model: Any, capacity: int) -> Any:
         def get_seq_length(self) -> int:
             return self.length if self.is_initialized else 0
 
+        def keep_rows(self, index: Any) -> None:
+            """Only the batch rows ``index`` stay (copied into buffers of the same size)."""
+            if self.buffers is None:
+                return
+            kept = []
+            for buffer in self.buffers:
+                new = buffer.new_empty((len(index), *buffer.shape[1:]))
+                new[:, :, : self.length] = buffer[:, :, : self.length].index_select(0, index)
+                kept.append(new)
+            self.buffers = (kept[0], kept[1])
+            self.keys = kept[0][:, :, : self.length]
+            self.values = kept[1][:, :, : self.length]
+
     return Cache(layer_class_to_replicate=GrowingLayer)
 
 
@@ -187,6 +200,26 @@ def _cache_keyword(model: Any) -> str:
     import inspect
 
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+@dataclass
+class _Row:
+    """One prompt in a running batch: what it has generated and what the cache holds of it."""
+
+    index: int  # its place among the prompts (and the outputs)
+    prompt: list[int]
+    shared: int  # prompt tokens resumed from the prefix cache
+    budget: int
+    drafter: Drafter | None
+    generated: list[int] = field(default_factory=list)
+    fed: list[int] = field(default_factory=list)  # generated tokens the cache holds
+    finish: str = "length"
+    active: bool = True
+    width: int = 1  # tokens it feeds in the current step (0: none)
+
+    @property
+    def output(self) -> Output:
+        return Output(self.generated, self.finish, len(self.prompt) - self.shared, self.shared)
 
 
 def generate(
@@ -201,6 +234,9 @@ def generate(
     draft_tokens: int = DEFAULT_DRAFT,
     step_tokens: int = STEP_TOKENS,
     on_step: Callable[[int], None] | None = None,
+    on_finish: Callable[[int, Output], None] | None = None,
+    pause: Callable[[int, int], bool] | None = None,
+    retire: bool = True,
 ) -> list[Output]:
     """Continue each prompt, resuming its cached prefix; keep every row's sequence after.
 
@@ -208,14 +244,30 @@ def generate(
     (torch's global generator: seed it for a repeatable draw). ``on_step(tokens)`` is called
     after each decoding step with the tokens generated so far in the batch. Drafts are cut
     so that a step reads at most ``step_tokens`` tokens across its active rows.
+
+    A batch does not wait for its longest reply (continuous batching, in two parts):
+
+    * a row that ends (a stop token or its budget) is handed to ``on_finish(i, output)``
+      at once, so its caller can go on (an episode steps its env and asks its next turn)
+      while the others generate; once half the rows have ended, their sequences are kept
+      and they leave the batch, so the rows still running no longer pay for them
+      (``retire=False`` keeps every row to the end, as a static batch does);
+    * ``pause(active, steps)``, asked after each step with the rows still running and the
+      steps taken, ends the batch early when it returns True: each running row comes back
+      with finish ``"paused"`` and the tokens so far, and its sequence is kept, so a call
+      with the prompt extended by those tokens (and the budget less them) goes on where it
+      stopped, reading one token anew, together with requests that arrived meanwhile.
     """
     import torch
 
-    rows = len(prompts)
     matches = [cache.match(p) for p in prompts]
-    shared = [length for _, length in matches]
-    fresh = [list(p[n:]) for p, n in zip(prompts, shared, strict=True)]
-    width_cached, width_new = max(shared), max(len(f) for f in fresh)
+    rows = [
+        _Row(index, list(p), n, budget, Drafter(p, draft_tokens) if temperature == 0 else None)
+        for index, (p, (_, n), budget) in enumerate(zip(prompts, matches, max_tokens, strict=True))
+    ]
+    fresh = [row.prompt[row.shared :] for row in rows]
+    width_cached, width_new = max(row.shared for row in rows), max(len(f) for f in fresh)
+    batch = len(rows)
 
     capacity = width_cached + width_new + max(max_tokens)
     past = _growing_cache(model, capacity)
@@ -223,48 +275,48 @@ def generate(
         reference = next(e for e, n in matches if e is not None and n == width_cached)
         for layer, (k0, v0) in enumerate(reference.layers):
             heads, _, dim = k0.shape
-            keys = k0.new_zeros((rows, heads, width_cached, dim))
-            values = v0.new_zeros((rows, heads, width_cached, dim))
+            keys = k0.new_zeros((batch, heads, width_cached, dim))
+            values = v0.new_zeros((batch, heads, width_cached, dim))
             for r, (entry, n) in enumerate(matches):
                 if entry is not None and n:
                     keys[r, :, width_cached - n :] = entry.layers[layer][0][:, :n]
                     values[r, :, width_cached - n :] = entry.layers[layer][1][:, :n]
             past.update(keys, values, layer)
 
-    ids = torch.full((rows, width_new), pad_id, dtype=torch.long)
-    mask = torch.zeros((rows, width_cached + width_new), dtype=torch.long)
-    positions = torch.zeros((rows, width_new), dtype=torch.long)
-    for r, (n, new) in enumerate(zip(shared, fresh, strict=True)):
+    ids = torch.full((batch, width_new), pad_id, dtype=torch.long)
+    mask = torch.zeros((batch, width_cached + width_new), dtype=torch.long)
+    positions = torch.zeros((batch, width_new), dtype=torch.long)
+    for r, (row, new) in enumerate(zip(rows, fresh, strict=True)):
         start = width_new - len(new)
         ids[r, start:] = torch.tensor(new, dtype=torch.long)
-        mask[r, width_cached - n : width_cached] = 1
+        mask[r, width_cached - row.shared : width_cached] = 1
         mask[r, width_cached + start :] = 1
-        positions[r, start:] = torch.arange(n, n + len(new))
-    lengths = [len(p) for p in prompts]  # each row's next position
+        positions[r, start:] = torch.arange(row.shared, row.shared + len(new))
 
-    cache_name = _cache_keyword(model)
-    generated: list[list[int]] = [[] for _ in range(rows)]
-    fed: list[list[int]] = [[] for _ in range(rows)]  # generated tokens the cache holds
-    finish = ["length"] * rows
-    active = [budget > 0 for budget in max_tokens]
-    drafts = [Drafter(p, draft_tokens) for p in prompts] if temperature == 0 else None
-    fed_mask = mask  # the attention mask of what the cache holds
-    step_ids, step_positions, widths = ids, positions, [1] * rows
+    def end(row: _Row, finish: str) -> None:
+        row.active, row.finish = False, finish
+        if on_finish is not None:
+            on_finish(row.index, row.output)
 
-    def emit(r: int, tokens: list[int]) -> None:
+    def emit(row: _Row, tokens: list[int]) -> None:
         for token in tokens:
             if token in stop_ids:
-                active[r], finish[r] = False, "stop"
-                return
-            generated[r].append(token)
-            if drafts is not None:
-                drafts[r].append(token)
-            if len(generated[r]) >= max_tokens[r]:
-                active[r] = False  # its last token is kept unread: nothing follows it
-                return
+                return end(row, "stop")
+            row.generated.append(token)
+            if row.drafter is not None:
+                row.drafter.append(token)
+            if len(row.generated) >= row.budget:
+                return end(row, "length")  # its last token is kept unread: nothing follows
 
+    for row in rows:
+        if row.budget <= 0:
+            end(row, "length")
+    cache_name = _cache_keyword(model)
+    live = list(rows)  # the rows in the batch's tensors: live[slot]
+    fed_mask = mask  # the attention mask of what the cache holds
+    step_ids, step_positions = ids, positions
     with torch.inference_mode():
-        first = True
+        first, steps = True, 0
         while True:
             out = model(
                 input_ids=step_ids,
@@ -284,60 +336,84 @@ def generate(
                 picks = [[t] for t in torch.multinomial(probs, 1).squeeze(1).tolist()]
             else:
                 picks = logits.argmax(dim=-1).tolist()
-            for r in range(rows):
-                if not active[r] or widths[r] == 0:
+            for slot, row in enumerate(live):
+                if not row.active or row.width == 0:
                     continue
                 if first:
-                    emit(r, [picks[r][-1]])
+                    emit(row, [picks[slot][-1]])
                     continue
                 # the row fed its last token and a draft: keep the draft's longest prefix
                 # that greedy decoding would have written, then the model's next token
-                draft = step_ids[r, 1 : widths[r]].tolist()
+                draft = step_ids[slot, 1 : row.width].tolist()
                 accepted = 0
-                while accepted < len(draft) and draft[accepted] == picks[r][accepted]:
+                while accepted < len(draft) and draft[accepted] == picks[slot][accepted]:
                     accepted += 1
-                fed[r].extend(step_ids[r, : 1 + accepted].tolist())
-                fed_mask[r, column + 1 + accepted : column + width] = 0
-                emit(r, [*draft[:accepted], picks[r][accepted]])
-            first = False
+                row.fed.extend(step_ids[slot, : 1 + accepted].tolist())
+                fed_mask[slot, column + 1 + accepted : column + width] = 0
+                emit(row, [*draft[:accepted], picks[slot][accepted]])
+            first, steps = False, steps + 1
             if on_step is not None:
-                on_step(sum(len(g) for g in generated))
-            if not any(active):
+                on_step(sum(len(row.generated) for row in rows))
+            running = [row for row in live if row.active]
+            if not running:
                 break
+            if pause is not None and pause(len(running), steps):
+                for row in running:
+                    row.active, row.finish = False, "paused"
+                break
+            if retire and len(running) <= len(live) // 2:
+                # half the batch has ended: keep their sequences and free their slots
+                keep = [slot for slot, row in enumerate(live) if row.active]
+                for slot, row in enumerate(live):
+                    if not row.active:
+                        _keep_sequence(cache, row, slot, past, fed_mask)
+                index = torch.tensor(keep, dtype=torch.long)
+                _keep_rows(past, index)
+                fed_mask = fed_mask.index_select(0, index)
+                live = running
             chunks = []
-            for r in range(rows):
-                if not active[r]:
+            for row in live:
+                if not row.active:
                     chunks.append([])
                     continue
-                proposal = drafts[r].propose() if drafts is not None else []
-                proposal = proposal[: max(step_tokens // sum(active) - 1, 0)]
-                room = max_tokens[r] - len(generated[r])  # never draft past the budget
-                chunks.append([generated[r][-1], *proposal[: max(room - 1, 0)]])
-            widths = [len(c) for c in chunks]
-            width = max(widths)
-            step_ids = torch.full((rows, width), pad_id, dtype=torch.long)
-            step_positions = torch.zeros((rows, width), dtype=torch.long)
-            step_mask = torch.zeros((rows, width), dtype=torch.long)
-            for r, chunk in enumerate(chunks):
+                proposal = row.drafter.propose() if row.drafter is not None else []
+                proposal = proposal[: max(step_tokens // len(running) - 1, 0)]
+                room = row.budget - len(row.generated)  # never draft past the budget
+                chunks.append([row.generated[-1], *proposal[: max(room - 1, 0)]])
+            width = max(len(c) for c in chunks)
+            step_ids = torch.full((len(live), width), pad_id, dtype=torch.long)
+            step_positions = torch.zeros((len(live), width), dtype=torch.long)
+            step_mask = torch.zeros((len(live), width), dtype=torch.long)
+            for slot, (row, chunk) in enumerate(zip(live, chunks, strict=True)):
+                row.width = len(chunk)
                 if chunk:
-                    base = lengths[r] + len(fed[r])
-                    step_ids[r, : len(chunk)] = torch.tensor(chunk, dtype=torch.long)
-                    step_positions[r, : len(chunk)] = torch.arange(base, base + len(chunk))
-                    step_mask[r, : len(chunk)] = 1
+                    base = len(row.prompt) + len(row.fed)
+                    step_ids[slot, : len(chunk)] = torch.tensor(chunk, dtype=torch.long)
+                    step_positions[slot, : len(chunk)] = torch.arange(base, base + len(chunk))
+                    step_mask[slot, : len(chunk)] = 1
             fed_mask = torch.cat([fed_mask, step_mask], dim=1)
 
-    # keep each row's sequence: the keys and values of the positions it owns, in order
-    layers = _layer_kv(past)
-    outputs = []
-    for r in range(rows):
-        owned = fed_mask[r].nonzero().squeeze(1)
-        tokens = list(prompts[r]) + fed[r]
-        if len(tokens) != len(owned):  # pragma: no cover - a bookkeeping bug, never data
-            raise AssertionError(f"row {r}: {len(tokens)} tokens for {len(owned)} positions")
-        kept = [(k[r].index_select(1, owned), v[r].index_select(1, owned)) for k, v in layers]
-        cache.store(Entry(tokens, kept))
-        outputs.append(Output(generated[r], finish[r], lengths[r] - shared[r], shared[r]))
-    return outputs
+    for slot, row in enumerate(live):
+        _keep_sequence(cache, row, slot, past, fed_mask)
+    return [row.output for row in rows]
+
+
+def _keep_sequence(cache: PrefixCache, row: _Row, slot: int, past: Any, fed_mask: Any) -> None:
+    """Store ``row``'s sequence: the keys and values of the positions it owns, in order."""
+    owned = fed_mask[slot].nonzero().squeeze(1)
+    tokens = row.prompt + row.fed
+    if len(tokens) != len(owned):  # pragma: no cover - a bookkeeping bug, never data
+        raise AssertionError(f"row {row.index}: {len(tokens)} tokens for {len(owned)} positions")
+    kept = [
+        (k[slot].index_select(1, owned), v[slot].index_select(1, owned)) for k, v in _layer_kv(past)
+    ]
+    cache.store(Entry(tokens, kept))
+
+
+def _keep_rows(past: Any, index: Any) -> None:
+    """Keep only the batch rows ``index`` of a :func:`_growing_cache`, in place."""
+    for layer in past.layers:
+        layer.keep_rows(index)
 
 
 class Drafter:

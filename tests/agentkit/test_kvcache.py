@@ -10,6 +10,7 @@ what is new. The real model's side-by-side figures come from ``meeting_gym.bench
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -191,3 +192,143 @@ def test_drafts_cut_to_the_step_budget_change_no_reply(tiny):
         return [(o.tokens, o.finish) for o in outputs]
 
     assert run(4) == run(72)  # 4 tokens over 4 rows: no drafts at all; 72: 8 each
+
+
+def prompts_of(tokenizer, texts):
+    return [tokenizer(f"<user>{text}<assistant>")["input_ids"] for text in texts]
+
+
+def alone(model, prompt, budget):
+    """``prompt``'s greedy reply generated in a batch of its own, with a fresh cache."""
+    from meeting_gym.agentkit.kvcache import generate
+
+    (out,) = generate(
+        model, [prompt], cache=PrefixCache(), max_tokens=[budget], stop_ids=[EOS], pad_id=EOS
+    )
+    return out.tokens, out.finish
+
+
+def test_a_row_that_ends_is_answered_at_once_and_leaves_the_batch(tiny):
+    from meeting_gym.agentkit import kvcache
+
+    tokenizer, model = tiny
+    prompts = prompts_of(tokenizer, ["when", "is alice", "free on", "Monday at ten?"])
+    budgets = [2, 3, 2, 60]
+    steps = {"now": 0}
+    answered: dict[int, tuple[int, list[int]]] = {}
+    batch_rows: list[int] = []
+    real_keep_rows = kvcache._keep_rows
+
+    def keep_rows(past, index):
+        batch_rows.append(len(index))
+        real_keep_rows(past, index)
+
+    def on_step(tokens):
+        steps["now"] += 1
+
+    def on_finish(index, output):
+        answered[index] = (steps["now"], list(output.tokens))
+
+    kvcache._keep_rows = keep_rows
+    try:
+        cache = PrefixCache()
+        outputs = kvcache.generate(
+            model, prompts, cache=cache, max_tokens=budgets, stop_ids=[EOS], pad_id=EOS,
+            on_step=on_step, on_finish=on_finish,
+        )  # fmt: skip
+    finally:
+        kvcache._keep_rows = real_keep_rows
+    # each short row was handed over while the long one still ran, with its whole reply
+    assert set(answered) == {0, 1, 2, 3}
+    assert all(answered[i][0] < answered[3][0] for i in (0, 1, 2))
+    assert all(answered[i][1] == outputs[i].tokens for i in range(4))
+    # the batch halved as its rows ended (two with 2 tokens, then one with 3): 4 -> 2 -> 1
+    assert batch_rows == [2, 1]
+    # and every reply is the one it gets alone; every row's sequence was kept for its next turn
+    assert [(o.tokens, o.finish) for o in outputs] == [
+        alone(model, p, b) for p, b in zip(prompts, budgets, strict=True)
+    ]
+    for prompt, output in zip(prompts, outputs, strict=True):
+        following = prompt + output.tokens + [EOS]
+        assert cache.match(following)[1] >= len(prompt) + len(output.tokens) - 1
+
+
+def test_a_paused_batch_resumes_where_it_stopped_reading_one_token(tiny):
+    from meeting_gym.agentkit.kvcache import generate
+
+    tokenizer, model = tiny
+    prompts = prompts_of(tokenizer, ["Book 30 minutes", "for bob and carol"])
+    budgets = [40, 40]
+    cache = PrefixCache()
+    first = generate(
+        model, prompts, cache=cache, max_tokens=budgets, stop_ids=[EOS], pad_id=EOS,
+        pause=lambda running, steps: steps == 3,
+    )  # fmt: skip
+    assert [o.finish for o in first] == ["paused", "paused"]
+    assert all(0 < len(o.tokens) < 40 for o in first)
+    rest = generate(
+        model,
+        [p + o.tokens for p, o in zip(prompts, first, strict=True)],
+        cache=cache,
+        max_tokens=[b - len(o.tokens) for b, o in zip(budgets, first, strict=True)],
+        stop_ids=[EOS],
+        pad_id=EOS,
+    )
+    assert [o.read for o in rest] == [1, 1]  # only the last token, which was never fed
+    joined = [(a.tokens + b.tokens, b.finish) for a, b in zip(first, rest, strict=True)]
+    assert joined == [alone(model, p, b) for p, b in zip(prompts, budgets, strict=True)]
+
+
+def test_a_long_reply_does_not_hold_the_turns_of_other_conversations(tiny):
+    """A 2,000-token reply runs while a short conversation plays all its turns, and every
+    reply is the one the uncached client gives."""
+    results: dict[str, object] = {}
+    for cached in (True, False):
+        with LocalChatClient(tiny, batch_size=4, gather_s=0.05, prefix_cache=cached) as client:
+            long_messages = [{"role": "user", "content": "Write everything you know."}]
+            done = threading.Event()
+            replies: dict[str, object] = {}
+
+            def long_reply(client=client, messages=long_messages, replies=replies, done=done):
+                response = client.chat.completions.create(
+                    model="m", messages=messages, max_tokens=2000
+                )
+                replies["long"] = (response.choices[0].message.content, done.is_set())
+
+            def short(client=client, replies=replies, done=done):
+                replies["short"] = converse(client, "When is alice free?", 3, 4)
+                done.set()
+
+            threads = [threading.Thread(target=long_reply), threading.Thread(target=short)]
+            threads[0].start()
+            while client.stats["requests"] < 1:  # the long request's batch runs first
+                time.sleep(0.001)
+            threads[1].start()
+            for thread in threads:
+                thread.join(timeout=300)
+            results["cached" if cached else "plain"] = replies
+    cached, plain = results["cached"], results["plain"]
+    assert cached["short"] == plain["short"]
+    assert cached["long"][0] == plain["long"][0]
+    assert cached["long"][1] is True  # the short conversation ended before the long reply
+
+
+def test_the_local_bench_plays_every_mode_and_finds_the_same_replies(tiny, capsys):
+    from meeting_gym import bench_local
+
+    summary = bench_local.run(
+        "tiny", env="MeetingSlot-v0", split="curated", n=3, max_turns=2, max_tokens=6,
+        batch=2, repeats=1, loaded=tiny,
+    )  # fmt: skip
+    assert summary["modes"] == ["uncached", "static", "continuous"]
+    assert summary["identical_episodes"] == 3
+    assert {"speedup_continuous_over_uncached", "speedup_continuous_over_static"} <= set(summary)
+    runs = summary["runs"]
+    # the same requests in every mode; the third episode's system prompt is reused when cached
+    assert runs["uncached"][0]["prompt_tokens"] == runs["continuous"][0]["prompt_tokens"]
+    assert runs["continuous"][0]["reused_tokens"] > 0 == runs["uncached"][0]["reused_tokens"]
+    assert "identical replies in 3 of 3 episodes" in bench_local.table(summary)
+    with pytest.raises(SystemExit) as bad:
+        bench_local.main(["--modes", "static,fast"])
+    assert bad.value.code == 2
+    assert "modes must be some of uncached, static, continuous" in capsys.readouterr().err
