@@ -180,7 +180,9 @@ class LocalChatClient:
     another's long reply; off, a batch answers its requests together when its longest reply
     ends (the static batching of 0.3; ``meeting_gym.bench_local`` compares the two).
     ``on_progress`` is called with :attr:`stats` (requests, prompt tokens, reused tokens,
-    generated tokens, seconds) after every batch and about every second while one runs.
+    generated tokens, seconds) after every batch and about every second while one runs; a
+    batch adds up what it read and wrote when it ends, after it has answered its requests,
+    so :attr:`stats` is exact once the client is closed.
     Call :meth:`close` (or use it as a context manager) to stop its generation thread.
     """
 

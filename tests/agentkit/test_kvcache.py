@@ -122,7 +122,8 @@ def play(tiny, cached: bool, openings: list[str], turns: int = 3, max_tokens: in
             thread.start()
         for thread in threads:
             thread.join(timeout=120)
-        return replies, dict(client.stats), client.batches
+    # read once closed: a continuous batch answers its requests before it adds them up
+    return replies, dict(client.stats), client.batches
 
 
 def test_cached_batches_give_the_uncached_greedy_replies_and_read_only_what_is_new(tiny):
