@@ -60,8 +60,8 @@ PAUSE_AFTER_STEPS = 16
 """Decoding steps a cached batch takes before it may pause for waiting requests. A pause
 costs a copy of the running rows' keys and values, and in the next batch's first pass those
 rows are padded to the new requests' prompts, so only long replies repay it: on 16 held-out
-MeetingSlot episodes (SmolLM2, 320-token cap) pausing after 4 steps took 119.7 s against a
-static batch's 105.5 s, and after 16 steps 91.0 s (docs/results/benchmarks.md)."""
+MeetingSlot episodes (SmolLM2, 320-token cap) pausing after 4 steps was 0.91x a static
+batch's speed, and after 16 steps 1.12x (docs/results/benchmarks.md)."""
 
 
 class LocalModelError(Exception):
