@@ -35,8 +35,12 @@ checkout). Blocks that write files write them under ``runs/`` (ignored by git).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -140,13 +144,32 @@ def test_openenv_block_runs_against_a_server(block: Block, workdir: Path):
     from meeting_gym.adapters.openenv import wait_healthy
 
     command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", "MeetingSlot-v0"]
-    server = subprocess.Popen([*command, "--port", str(OPENENV_PORT)], stderr=subprocess.DEVNULL)
-    try:
-        wait_healthy(f"http://127.0.0.1:{OPENENV_PORT}", 60, alive=lambda: server.poll() is None)
-        run_block(block, workdir)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    # the blocks name one port: under xdist two of them must not serve it at once (the second
+    # server fails to bind, its block talks to the first, which then stops under it)
+    with port_lock(OPENENV_PORT):
+        server = subprocess.Popen(
+            [*command, "--port", str(OPENENV_PORT)], stderr=subprocess.DEVNULL
+        )
+        try:
+            wait_healthy(
+                f"http://127.0.0.1:{OPENENV_PORT}", 60, alive=lambda: server.poll() is None
+            )
+            run_block(block, workdir)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def port_lock(port: int) -> Iterator[None]:
+    """Hold ``port`` for this test process alone among the suite's processes (a file lock)."""
+    path = Path(tempfile.gettempdir()) / f"meeting_gym_tests_port_{port}.lock"
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def test_the_set_up_lines_are_what_ci_runs():
