@@ -438,10 +438,8 @@ class LocalChatClient:
             tokens = row[: request.max_tokens]
             stop = next((i for i, t in enumerate(tokens) if t in self.stop_ids), None)
             used = tokens if stop is None else tokens[:stop]
-            text = self.tokenizer.decode(used, skip_special_tokens=True)
-            finish = "stop" if stop is not None else "length"
-            request.future.set_result((text, finish, len(used) + (stop is not None)))
             self.stats["generated"] += len(used) + (stop is not None)
+            self._answer(request, used, "stop" if stop is not None else "length")
         return []
 
     def close(self) -> None:
