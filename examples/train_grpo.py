@@ -51,6 +51,7 @@ from meeting_gym.agents.training import (
     llm_curve_rows,
     write_curve_csv,
 )
+from meeting_gym.core.curriculum import MAX_REPLAYS
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import export_split, load_split, make_task
 
@@ -119,6 +120,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "success rate was inside the band (default %(default)s)",
     )
     p.add_argument(
+        "--curriculum-replays",
+        type=int,
+        default=1,
+        help="with --curriculum-replay: how many more times one item may be offered "
+        "(default %(default)s)",
+    )
+    p.add_argument(
         "--spread-extra",
         type=int,
         default=0,
@@ -139,6 +147,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.tools = task_class(args.env).toolset is not None
     if not 0.0 <= args.curriculum_replay <= 1.0:
         p.error("--curriculum-replay must be a share from 0 to 1")
+    if not 1 <= args.curriculum_replays <= MAX_REPLAYS:
+        p.error(f"--curriculum-replays must be from 1 to {MAX_REPLAYS}")
     if args.spread_extra < 0:
         p.error("--spread-extra must be 0 or more")
     if args.spread_extra and not args.curriculum:
@@ -309,7 +319,7 @@ def run_grpo(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) ->
     if args.curriculum:
         # its items are train items at each level (disjoint from eval by construction); the
         # stream is read in order (shuffle_dataset=False above), one generation batch ahead
-        rules = Rules(replay=args.curriculum_replay)
+        rules = Rules(replay=args.curriculum_replay, replays=args.curriculum_replays)
         curriculum = Curriculum.for_env(args.env, seed=args.seed, rules=rules)
         n = args.grpo_steps * args.prompts
         data = curriculum_dataset(

@@ -39,6 +39,7 @@ def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
         (["--system-prompt", " "], "the system prompt is empty"),
         (["--model", "no/such/folder"], "--model: no model at 'no/such/folder'"),
         (["--curriculum-replay", "2"], "--curriculum-replay must be a share from 0 to 1"),
+        (["--curriculum-replays", "0"], "--curriculum-replays must be from 1 to 16"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(args, message):
