@@ -24,13 +24,23 @@ __version__ = "0.3.0"
 _MEETING_SLOT = "meeting_gym.envs.meeting_slot.task:MeetingSlotTask"
 _MEETING_SLOT_ENV = "meeting_gym.envs.meeting_slot.env:MeetingSlotEnv"
 
-register_env("MeetingSlot-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV)
-register_env("MeetingSlot-Raw-v0", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV, obs="raw")
-register_env("CalendarMath-v0", "meeting_gym.envs.calendar_math.task:CalendarMathTask")
-register_env("CronSchedule-v0", "meeting_gym.envs.cron_schedule.task:CronScheduleTask")
-register_env("CronSchedule-Tools-v0", "meeting_gym.envs.cron_schedule.task:CronScheduleToolsTask")
-register_env(
-    "TimetablePlanner-v0",
+# Each env in both versions: -v1 addresses any eval item in constant time (an item of its
+# own per index); -v0 keeps the items it always gave (docs/versions.md)
+VERSIONS = {"v0": "distinct", "v1": "independent"}
+
+
+def _register(name: str, task: str, **kwargs: Any) -> None:
+    for version, eval_draws in VERSIONS.items():
+        register_env(f"{name}-{version}", task, eval_draws=eval_draws, **kwargs)
+
+
+_register("MeetingSlot", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV)
+_register("MeetingSlot-Raw", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV, obs="raw")
+_register("CalendarMath", "meeting_gym.envs.calendar_math.task:CalendarMathTask")
+_register("CronSchedule", "meeting_gym.envs.cron_schedule.task:CronScheduleTask")
+_register("CronSchedule-Tools", "meeting_gym.envs.cron_schedule.task:CronScheduleToolsTask")
+_register(
+    "TimetablePlanner",
     "meeting_gym.envs.timetable_planner.task:TimetablePlannerTask",
     entry_point="meeting_gym.envs.timetable_planner.env:TimetablePlannerEnv",
 )

@@ -84,6 +84,8 @@ class Budget:
     solves_per_difficulty: int
     vector_steps: int
     items: int = 2000
+    walks: bool = False
+    """Whether a ``-v0`` id's far eval item is reset once (seconds on a new split seed)."""
 
 
 def masked_chooser(seed: int) -> Callable[[Any], int]:
@@ -122,6 +124,7 @@ FULL = Budget(
     solves_per_difficulty=150,
     vector_steps=400,
     items=10_000,
+    walks=True,
 )
 QUICK = Budget(
     repeats=3,
@@ -387,13 +390,61 @@ def _reference_reply(env_id: str) -> str:
     return policy.act(observation)
 
 
+EVAL_INDICES = (0, 999, 99_999)
+"""The eval items each bench resets (the first, the last a ``-v0`` id addresses, and one
+a hundred times further)."""
+EVAL_ITEM_SECONDS = 0.005
+"""The time a ``-v1`` id's eval item may take to reset, whatever its index; a plan module
+may set its own (TimetablePlanner's generator is the slowest: 50 ms)."""
+
+
+def eval_item_rows(env_id: str, budget: Budget, max_seconds: float) -> list[Measure]:
+    """A ``time`` row per index of :data:`EVAL_INDICES`: ``reset`` with that ``eval`` item of
+    split seeds no one asked for before. A ``-v1`` id's rows have the target ``max_seconds``;
+    a ``-v0`` id walks to its item, so its rows stop at ``MAX_EVAL_ITEMS`` and its far
+    item is reset once a run, on a budget that ``walks``."""
+    from meeting_gym.core.registry import entry
+    from meeting_gym.core.splits import MAX_EVAL_ITEMS
+
+    env = make_env(env_id)
+    independent = entry(env_id).eval_draws == "independent"
+    count = max(3, budget.resets // 30)
+    rows = []
+    for index in EVAL_INDICES:
+        if env is None or not (independent or index < MAX_EVAL_ITEMS):
+            continue
+        # a fresh split seed for each reset: a -v0 id keeps what it walked, per seed
+        first = 10**9 + 10**6 * index
+
+        def times(repeat: int, index: int = index, first: int = first) -> list[float]:
+            out = []
+            for k in range(1 if not independent else count):
+                options = {"split": "eval", "index": index, "split_seed": first + 1000 * repeat + k}
+                start = time.perf_counter()
+                env.reset(options=options)
+                out.append(time.perf_counter() - start)
+            return out
+
+        label = f"reset() eval item {index:,}, new split seed"
+        if independent:
+            rows.append(Measure(f"eval {index}", label, times, "time", max_seconds=max_seconds))
+        elif index == 0 or budget.walks:
+            rows.append(Measure(f"eval {index}", label, times, "once"))
+    return rows
+
+
 def _plan(env_id: str, budget: Budget) -> list[Measure]:
-    from meeting_gym.core.registry import load_object, task_class
+    import importlib
+
+    from meeting_gym.core.registry import task_class
 
     path = getattr(task_class(env_id), "bench", None)
     if path is None:
-        return default_plan(env_id, budget)
-    return load_object(path)(env_id, budget)
+        return default_plan(env_id, budget) + eval_item_rows(env_id, budget, EVAL_ITEM_SECONDS)
+    module, _, name = path.partition(":")
+    plan_module = importlib.import_module(module)
+    target = getattr(plan_module, "EVAL_ITEM_SECONDS", EVAL_ITEM_SECONDS)
+    return getattr(plan_module, name)(env_id, budget) + eval_item_rows(env_id, budget, target)
 
 
 # ----------------------------------------------------------------------------- the run

@@ -408,8 +408,10 @@ def _envs(args: argparse.Namespace) -> int:
     width = max(len(env_id) for env_id in ENVS)
     for env_id, entry in ENVS.items():
         summary = task_class(env_id).summary
-        fixed = ", ".join(f"{k}={v!r}" for k, v in entry.kwargs.items())
-        note = f" ({fixed})" if fixed else ""
+        notes = [f"{k}={v!r}" for k, v in entry.kwargs.items()]
+        if entry.eval_draws == "independent":
+            notes.append("eval items in constant time")
+        note = f" ({'; '.join(notes)})" if notes else ""
         print(f"{env_id:<{width}}  {summary}{note}")
     return 0
 

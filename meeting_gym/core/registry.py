@@ -20,6 +20,10 @@ from meeting_gym.core.task import Task
 TEXT_ENV = "meeting_gym.core.text_env:TextEnv"
 DEFAULT_ENV = "MeetingSlot-v0"
 """The env a function or command uses when none is named: the flagship."""
+EVAL_DRAWS = ("distinct", "independent")
+"""The two ways an ``eval`` split addresses its generated items: ``distinct`` (the ``-v0``
+ids: a walk that skips repeats, so item ``k`` costs ``k`` draws) and ``independent`` (the
+``-v1`` ids: item ``k`` is one draw of its own, in constant time)."""
 
 
 @dataclass(frozen=True)
@@ -29,19 +33,31 @@ class EnvEntry:
     env_id: str
     task: str
     kwargs: dict[str, Any] = field(default_factory=dict)
+    eval_draws: str = "distinct"
+    """How its ``eval`` split addresses items (:data:`EVAL_DRAWS`; the id's version)."""
 
 
 ENVS: dict[str, EnvEntry] = {}
 
 
-def register_env(env_id: str, task: str, *, entry_point: str = TEXT_ENV, **kwargs: Any) -> None:
+def register_env(
+    env_id: str,
+    task: str,
+    *,
+    entry_point: str = TEXT_ENV,
+    eval_draws: str = "distinct",
+    **kwargs: Any,
+) -> None:
     """Register ``env_id`` with Gymnasium and with the family's list of envs.
 
     ``task`` is the task class as ``"module:Class"``; ``entry_point`` the env class
-    (default: the generic text env, which then gets ``task_class=task``); ``kwargs``
-    are the id's fixed ``gym.make`` arguments.
+    (default: the generic text env, which then gets ``task_class=task``); ``eval_draws``
+    how the id's ``eval`` split addresses items (:data:`EVAL_DRAWS`); ``kwargs`` are the
+    id's fixed ``gym.make`` arguments.
     """
-    ENVS[env_id] = EnvEntry(env_id, task, dict(kwargs))
+    if eval_draws not in EVAL_DRAWS:
+        raise ValueError(f"eval_draws must be one of {EVAL_DRAWS}, got {eval_draws!r}")
+    ENVS[env_id] = EnvEntry(env_id, task, dict(kwargs), eval_draws)
     if env_id in registry:  # a reload of the package must not warn about re-registration
         return
     make_kwargs = dict(kwargs)
@@ -83,4 +99,5 @@ def make_task(env: str | Task[Any, Any], **config: Any) -> Task[Any, Any]:
         return env
     task = task_class(env)(**config)
     task.env_id = env
+    task.eval_draws = entry(env).eval_draws
     return task

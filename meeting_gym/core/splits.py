@@ -15,17 +15,26 @@ The splits:
   distribution (where the item space is small, an item can repeat, as in any
   sampling; the mix stays the nominal one). ``env.reset(seed=s)`` plays
   ``load_split("train", seed=s)[0]`` and each following ``reset()`` the next item;
-* ``eval``: the curated items first, then held-out draws from ``seed + 1``, without
-  repeats (an item equal to an earlier one is skipped); a task with
-  a task whose ``eval_prefix()`` is empty leaves the curated items out;
+* ``eval``: the curated items first (a task whose ``eval_prefix()`` is empty leaves
+  them out), then held-out draws from ``seed + 1``. How item ``k`` past the curated ones
+  is found depends on the env id's version (``Task.eval_draws``):
+
+  - ``-v1`` ids (``independent``): item ``k`` is held-out draw ``k - len(curated)``,
+    one draw of its own, so any index costs the same (a few milliseconds) and needs no
+    other item. As in ``train``, an item can repeat where the item space is small: the
+    split samples the held-out distribution, the mix stays the nominal one;
+  - ``-v0`` ids (``distinct``): the held-out draws without repeats (an item equal to an
+    earlier one is skipped), so item ``k`` depends on every item before it and reaching
+    it walks the stream. Up to the first repeat, both give the same items.
 * ``curated``: the task's hand-picked items; a task may name more hand-picked splits
   (``Task.fixed_splits()``, e.g. TimetablePlanner's ``generated``), which ``train`` and
   ``eval`` never draw from either.
 
 Any item is addressable the same way everywhere: ``env.reset(options={"split": "eval",
 "index": 7})`` plays ``load_split("eval", env=...)[7]``, and every exported row carries
-the ``options`` that reproduce it. The ``eval`` split is addressable up to
-:data:`MAX_EVAL_ITEMS` items (a larger ``index`` or ``n`` is a ``ValueError`` naming it).
+the ``options`` that reproduce it. A ``-v0`` id's ``eval`` split is addressable up to
+:data:`MAX_EVAL_ITEMS` items (a larger ``index`` or ``n`` is a ``ValueError`` naming it);
+a ``-v1`` id's, up to :data:`MAX_INDEX`.
 """
 
 from __future__ import annotations
@@ -55,6 +64,9 @@ MAX_EVAL_ITEMS = 1000
 """How many ``eval`` items are addressable (indices 0 to 999). Item ``k`` depends on
 every item before it (repeats are skipped), so reaching it walks the stream: the bound
 keeps that walk short whatever a client asks (the figures: docs/guides/serving.md)."""
+MAX_INDEX = 2**63 - 1
+"""The largest ``eval`` index of a ``-v1`` id (any item costs the same, so the bound is
+only the range of a 64-bit integer, like a seed's)."""
 SPLIT_OPTIONS = frozenset({"split", "index", "split_seed", "difficulty"})
 """The reset options every env understands (besides each task's own)."""
 
@@ -100,6 +112,27 @@ def draw(
     )
 
 
+def _independent(
+    task: Task[Any, Any], seed: int, index: int, difficulty: str | None
+) -> tuple[Any, Any]:
+    """Item ``index`` of an ``independent`` (``-v1``) ``eval`` split and its truth: a
+    curated item, or held-out draw ``index - len(curated)`` of ``seed + 1``."""
+    if index > MAX_INDEX:
+        raise ValueError(
+            f"index of {index.bit_length()} bits is past the eval split's bound: "
+            "MAX_INDEX is 2**63 - 1"
+        )
+    prefix = _prefix(task, difficulty)
+    if index < len(prefix):
+        return prefix[index], None
+    return draw(task, seed + 1, index - len(prefix), difficulty, held=True)
+
+
+def _prefix(task: Task[Any, Any], difficulty: str | None) -> list[Any]:
+    """The curated items an ``eval`` split of ``difficulty`` begins with."""
+    return [item for item in task.eval_prefix() if task.accepts(item, difficulty)]
+
+
 class _EvalStream:
     """The ``eval`` split of one configuration, generated as far as it has been asked.
 
@@ -112,7 +145,7 @@ class _EvalStream:
 
     def __init__(self, task: Task[Any, Any], seed: int, difficulty: str | None) -> None:
         self.task, self.seed, self.difficulty = task, seed, difficulty
-        self.items = [item for item in task.eval_prefix() if task.accepts(item, difficulty)]
+        self.items = _prefix(task, difficulty)
         self.keys = {task.key(item) for item in self.items}
         self.next_index = 0
         self.ready = threading.Condition()
@@ -297,6 +330,8 @@ def load_split(
             UserWarning,
             stacklevel=2,
         )
+    if task.eval_draws == "independent":
+        return [_independent(task, seed, i, difficulty)[0] for i in range(size)]
     _check_eval_count(size, "n", size)
     stream = _eval_stream(task, seed, difficulty)
     if size:
@@ -322,6 +357,8 @@ def split_item(
         return draw(task, seed, index, difficulty)
     if name != "eval":
         items = _fixed(task, name, difficulty)
+    elif task.eval_draws == "independent":
+        return _independent(task, seed, index, difficulty)
     else:
         _check_eval_count(index + 1, "index", index)
         return _walked(_eval_stream(task, seed, difficulty), index), None

@@ -133,6 +133,11 @@ class Task(Generic[Item, Truth]):
     bench: ClassVar[str | None] = None
     env_id: str | None = None
     """The registered env id this task was made for (set by ``make_task``)."""
+    eval_draws: str = "distinct"
+    """How the ``eval`` split addresses its generated items (set from the registered env
+    id's version, see :mod:`meeting_gym.core.splits`): ``"distinct"`` (the ``-v0`` ids)
+    walks the held-out draws skipping repeats; ``"independent"`` (``-v1``) makes item ``k``
+    one draw of its own, in constant time."""
 
     # 0.2's names, kept working until 0.4.0
     answers = _EpisodeAttribute()

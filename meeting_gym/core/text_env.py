@@ -16,7 +16,7 @@ import gymnasium as gym
 from meeting_gym.core.bounded import show
 from meeting_gym.core.episode import Episode
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
-from meeting_gym.core.registry import load_object
+from meeting_gym.core.registry import ENVS, load_object
 from meeting_gym.core.spaces import AnyText
 from meeting_gym.core.splits import SPLIT_OPTIONS, draw, options_item
 from meeting_gym.core.task import Task
@@ -288,6 +288,10 @@ class TextEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
+        if self.spec is not None and self.spec.id in ENVS:
+            # the registered id's version decides how its eval split addresses items (gym
+            # sets the spec after __init__, so it is read here)
+            self.task.eval_draws = ENVS[self.spec.id].eval_draws
         if seed is not None or self._stream_seed is None:
             # The env plays the train split of one seed, item after item; unseeded, that
             # seed comes from np_random (which Gymnasium seeded from the OS).

@@ -14,7 +14,7 @@ import pytest
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.core import splits
 from meeting_gym.core.registry import ENVS, make_task
-from meeting_gym.core.splits import MAX_EVAL_ITEMS, load_split, split_item
+from meeting_gym.core.splits import MAX_EVAL_ITEMS, MAX_INDEX, load_split, split_item
 from meeting_gym.core.text_env import (
     MAX_ACTION_CHARS,
     MAX_OPTION_CHARS,
@@ -184,7 +184,10 @@ def test_a_timetable_scenario_lists_at_most_max_entities():
 
 
 def test_every_registered_env_refuses_the_same_way():
+    """A -v0 id past its walk's bound, a -v1 id past a 64-bit index: one ValueError each."""
     for env_id in ENVS:
         env = gym.make(env_id, disable_env_checker=True)
-        with pytest.raises(ValueError, match="MAX_EVAL_ITEMS"):
-            env.reset(options={"split": "eval", "index": MAX_EVAL_ITEMS})
+        v0 = ENVS[env_id].eval_draws == "distinct"
+        index, bound = (MAX_EVAL_ITEMS, "MAX_EVAL_ITEMS") if v0 else (MAX_INDEX + 1, "MAX_INDEX")
+        with pytest.raises(ValueError, match=bound):
+            env.reset(options={"split": "eval", "index": index})

@@ -53,6 +53,10 @@ SUBLINEAR = float(SCALE)
 """The time per step at SCALE x the sessions must stay below SCALE x the time at 1x."""
 BIG_BUDGET = 100_000
 
+EVAL_ITEM_SECONDS = 0.05
+"""A -v1 eval item's reset target here: its generator, the slowest of the family, draws
+about 16 scenarios (one in 16 is held out) of about 1.7 ms each."""
+
 
 def scaled_scenario(
     scale: int = SCALE,
