@@ -190,13 +190,23 @@ def _arguments(env_id: str) -> str:
 
 def _registered(env_id: str) -> str:
     task = ENVS[env_id].task
-    rows = ["| id | fixed `gym.make` kwargs | modes | turn budget |", "| --- | --- | --- | --- |"]
+    rows = [
+        "| id | fixed `gym.make` kwargs | modes | turn budget | `eval` item `k` |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for other, entry in ENVS.items():
         if entry.task.split(":")[0] != task.split(":")[0]:
             continue
         modes, turns = ", ".join(_modes(other)), task_class(other).max_turns
-        rows.append(f"| `{other}` | {entry.kwargs or '-'} | {modes} | {turns:,} |")
+        addressing = EVAL_ADDRESSING[entry.eval_draws]
+        rows.append(f"| `{other}` | {entry.kwargs or '-'} | {modes} | {turns:,} | {addressing} |")
     return "\n".join(rows)
+
+
+EVAL_ADDRESSING = {
+    "distinct": "walks the items before it, skipping repeats (`k` < 1,000)",
+    "independent": "one draw of its own, constant time (`k` < 2**63)",
+}
 
 
 API_MODULES = (

@@ -79,8 +79,24 @@ def _h2(page: Path) -> list[str]:
     return [html.unescape(re.sub(r"<[^>]+>", "", h)).strip() for h in found]
 
 
+def _family(env_id: str) -> str:
+    return env_id.rsplit("-v", 1)[0]
+
+
 def test_every_env_id_has_a_page():
-    assert set(PAGES) == set(ENVS), "a registered env without a page (or a page without an env)"
+    """One page per env, named by its v0 id; each of its versions is registered."""
+    assert {_family(e) for e in PAGES} == {_family(e) for e in ENVS}, "an env without a page"
+    assert set(PAGES) <= set(ENVS)
+
+
+@pytest.mark.parametrize("env_id", list(PAGES))
+def test_env_page_lists_every_version_and_its_eval_addressing(site: Path, env_id: str):
+    text = _text(site / PAGES[env_id] / "index.html")
+    for other in ENVS:
+        if _family(other) == _family(env_id):
+            assert other in text, other
+    assert "one draw of its own, constant time" in text
+    assert "walks the items before it" in text
 
 
 @pytest.mark.parametrize("env_id", list(PAGES))
