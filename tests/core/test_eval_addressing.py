@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+import subprocess
+import sys
 
 import gymnasium as gym
 import pytest
@@ -142,3 +144,23 @@ def test_v1_index_bound_is_a_64_bit_integer():
         split_item(
             task, "eval", 10**5000, seed=1
         )  # past Python's int-to-text limit, still one line
+
+
+def test_a_v0_id_is_supported_not_out_of_date():
+    """Gymnasium warns (once, on stderr) that an id with a newer version is "out of date";
+    ours are supported beside their -v1, so that warning is silenced for them, and only for
+    them (a fresh interpreter, where Gymnasium's own filter would show it)."""
+    script = """
+import gymnasium as gym, meeting_gym
+for env_id in meeting_gym.ENV_IDS:
+    gym.make(env_id, disable_env_checker=True).close()
+gym.register("OtherToy-v0", entry_point="gymnasium.envs.classic_control:CartPoleEnv")
+gym.register("OtherToy-v1", entry_point="gymnasium.envs.classic_control:CartPoleEnv")
+gym.make("OtherToy-v0", disable_env_checker=True)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "OtherToy-v0 is out of date" in done.stderr
+    assert done.stderr.count("is out of date") == 1, done.stderr
