@@ -450,10 +450,17 @@ def _plan(env_id: str, budget: Budget) -> list[Measure]:
 # ----------------------------------------------------------------------------- the run
 
 
-def measure(env: str = DEFAULT_ENV, quick: bool = False) -> tuple[list[Row], float]:
-    """Run every measurement of ``env``'s plan; returns the rows and CartPole's median rate."""
+def measure(
+    env: str = DEFAULT_ENV, quick: bool = False, only: str | None = None
+) -> tuple[list[Row], float]:
+    """Run every measurement of ``env``'s plan (with ``only``, the rows whose key starts with
+    it, e.g. ``"eval"``); returns the rows and CartPole's median rate."""
     budget = QUICK if quick else FULL
     plan = _plan(env, budget)
+    if only is not None:
+        plan = [item for item in plan if item.key.startswith(only)]
+        if not plan:
+            raise ValueError(f"no row of {env}'s bench has a key starting with {only!r:.60}")
     rates: dict[str, list[float]] = {}  # per repeat: items per second
     ratios: dict[str, list[float]] = {}  # per repeat: rate / CartPole's rate in that repeat
     seconds: dict[str, list[float]] = {}  # every single duration, for the time rows
@@ -599,8 +606,10 @@ def closing_note(rows: Sequence[Row], quick: bool = False, env: str = DEFAULT_EN
     return "; ".join(parts) + "."
 
 
-def run_bench(env: str = DEFAULT_ENV, quick: bool = False, as_json: bool = False) -> str:
-    rows, cart = measure(env, quick)
+def run_bench(
+    env: str = DEFAULT_ENV, quick: bool = False, as_json: bool = False, only: str | None = None
+) -> str:
+    rows, cart = measure(env, quick, only)
     if as_json:
         payload = {
             "env": env,

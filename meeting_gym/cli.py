@@ -365,7 +365,7 @@ def _export_episodes(args: argparse.Namespace, task: Any) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from meeting_gym.bench import run_bench
 
-    print(run_bench(env=args.env, quick=args.quick, as_json=args.json))
+    print(run_bench(env=args.env, quick=args.quick, as_json=args.json, only=args.only))
     return 0
 
 
@@ -539,6 +539,11 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         "--quick", action="store_true", help="fewer repeats, for smoke tests (judges no target)"
     )
     bench.add_argument("--json", action="store_true", help="machine-readable output")
+    bench.add_argument(
+        "--only",
+        metavar="KEY",
+        help="only the rows whose key starts with KEY (e.g. 'eval': the eval item resets)",
+    )
     bench.set_defaults(run=_bench)
 
     serve = sub.add_parser("serve", help="serve an env over HTTP/WebSocket (OpenEnv)")

@@ -78,3 +78,26 @@ def test_bench_command_json(capsys, monkeypatch):
     assert {"measure", "rate", "seconds", "ratio", "target", "met", "note"} <= set(
         payload["rows"][0]
     )
+
+
+def test_eval_item_rows_reset_far_items_and_judge_v1_only(monkeypatch, capsys):
+    """-v1: items 0, 999 and 99,999 of new split seeds, each with a target; -v0: its far items
+    walk (seconds), so only a budget that walks resets them, and never past its bound."""
+    monkeypatch.setattr(bench, "FULL", TINY)
+    rows, _ = bench.measure("CalendarMath-v1", only="eval")
+    names = [row.measure for row in rows[1:]]
+    assert names == [f"reset() eval item {i}, new split seed" for i in ("0", "999", "99,999")]
+    assert all(row.target == "< 5.00 ms" and row.met in (True, False) for row in rows[1:])
+    rows, _ = bench.measure("TimetablePlanner-v1", only="eval")
+    assert {row.target for row in rows[1:]} == {"< 50.00 ms"}
+    rows, _ = bench.measure("CalendarMath-v0", only="eval")
+    assert [row.measure for row in rows[1:]] == ["reset() eval item 0, new split seed"]
+    assert rows[1].target == "" and rows[1].seconds is not None
+    monkeypatch.setattr(bench, "FULL", tiny(walks=True))
+    rows, _ = bench.measure("CalendarMath-v0", only="eval")
+    assert [row.measure for row in rows[1:]][-1] == "reset() eval item 999, new split seed"
+    assert main(["bench", "--env", "CalendarMath-v1", "--only", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "meeting-gym: error: no row of CalendarMath-v1's bench has a key starting with 'nope'"
+    ]

@@ -100,11 +100,17 @@ def draw(
     """
     level = task.difficulty if difficulty is None else task.check_difficulty(difficulty)
     curated = task.curated_keys
+    # a task whose generator solves anyway overrides generate_solved; for the others the
+    # truth is derived once, for the item kept (an eval item takes about 16 attempts)
+    solves = type(task).generate_solved is not Task.generate_solved
     for attempt in range(MAX_ATTEMPTS):
-        item, truth = task.generate_solved(item_rng(seed, index, attempt), level)
+        rng = item_rng(seed, index, attempt)
+        item, truth = (
+            task.generate_solved(rng, level) if solves else (task.generate(rng, level), None)
+        )
         key = task.key(item)
         if held_out(key) == held and key not in curated:
-            return item, truth
+            return item, task.truth(item) if truth is None else truth
     side = "held-out" if held else "training"
     raise ValueError(
         f"no {side} item found in {MAX_ATTEMPTS} draws (seed {seed}, index {index}): "
