@@ -20,10 +20,7 @@ from gymnasium.utils.env_checker import check_env
 import meeting_gym
 from meeting_gym.adapters import rllib as adapter
 
-DISCRETE_IDS = [
-    *(i for i in meeting_gym.ENV_IDS if i.startswith("MeetingSlot")),
-    "TimetablePlanner-v0",
-]
+DISCRETE_IDS = [i for i in meeting_gym.ENV_IDS if i.startswith(("MeetingSlot", "TimetablePlanner"))]
 
 
 def test_importing_the_adapter_imports_neither_ray_nor_torch():
