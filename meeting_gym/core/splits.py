@@ -119,16 +119,22 @@ def draw(
 
 
 def _independent(
-    task: Task[Any, Any], seed: int, index: int, difficulty: str | None
+    task: Task[Any, Any],
+    seed: int,
+    index: int,
+    difficulty: str | None,
+    prefix: list[Any] | None = None,
 ) -> tuple[Any, Any]:
     """Item ``index`` of an ``independent`` (``-v1``) ``eval`` split and its truth: a
-    curated item, or held-out draw ``index - len(curated)`` of ``seed + 1``."""
+    curated item, or held-out draw ``index - len(curated)`` of ``seed + 1``. ``prefix``:
+    the split's curated items, when the caller has them already."""
     if index > MAX_INDEX:
         raise ValueError(
             f"index of {index.bit_length()} bits is past the eval split's bound: "
             "MAX_INDEX is 2**63 - 1"
         )
-    prefix = _prefix(task, difficulty)
+    if prefix is None:
+        prefix = _prefix(task, difficulty)
     if index < len(prefix):
         return prefix[index], None
     return draw(task, seed + 1, index - len(prefix), difficulty, held=True)
@@ -337,7 +343,8 @@ def load_split(
             stacklevel=2,
         )
     if task.eval_draws == "independent":
-        return [_independent(task, seed, i, difficulty)[0] for i in range(size)]
+        prefix = _prefix(task, difficulty)  # once, not once an item
+        return [_independent(task, seed, i, difficulty, prefix)[0] for i in range(size)]
     _check_eval_count(size, "n", size)
     stream = _eval_stream(task, seed, difficulty)
     if size:

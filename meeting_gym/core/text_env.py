@@ -269,6 +269,7 @@ class TextEnv(gym.Env):
         self.transcript_dropped = 0
         self._stream_seed: int | None = None
         self._stream_index = 0
+        self._spec_read = False
 
     @property
     def difficulty(self) -> str | None:
@@ -288,10 +289,12 @@ class TextEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        if self.spec is not None and self.spec.id in ENVS:
+        if not self._spec_read:
             # the registered id's version decides how its eval split addresses items (gym
-            # sets the spec after __init__, so it is read here)
-            self.task.eval_draws = ENVS[self.spec.id].eval_draws
+            # sets the spec after __init__, so it is read at the first reset, once)
+            self._spec_read = True
+            if self.spec is not None and self.spec.id in ENVS:
+                self.task.eval_draws = ENVS[self.spec.id].eval_draws
         if seed is not None or self._stream_seed is None:
             # The env plays the train split of one seed, item after item; unseeded, that
             # seed comes from np_random (which Gymnasium seeded from the OS).
