@@ -1,25 +1,29 @@
-"""Run issue 26's four attacks on a ``meeting-gym serve`` on loopback, one at a time, and print
+"""Run issue 26's attacks on a ``meeting-gym serve`` on loopback, one at a time, and print
 what the well-behaved clients and the server went through.
 
-    python benchmarks/openenv_attacks.py                    # all four, MeetingSlot-v0
+    python benchmarks/openenv_attacks.py                    # every attack, MeetingSlot-v0
+    python benchmarks/openenv_attacks.py --attack walk --env TimetablePlanner-v0
     python benchmarks/openenv_attacks.py --attack burst --json
 
-Each attack gets a fresh server (a subprocess on a free 127.0.0.1 port), stopped with
-SIGINT at its end; each lasts at most ``--seconds`` and stops by itself:
+Each attack gets a fresh server (a subprocess on a free 127.0.0.1 port) and the same
+measures, the issue's targets: 2 sessions play the same short episode again and again,
+first alone for a quiet phase, then for ``--seconds`` while the attack runs (their step
+p99 in each phase, and every reply against the quiet phase's: ``mismatches``); ``/health``
+is asked on a fresh connection five times a second through both phases; the server's RSS
+is taken at the start, sampled through the attack and taken 2 s after it ends; then the
+attack starts again and, 1 s in, the server gets SIGINT (how long it took to exit, its
+status, its lines and tracebacks). The attacks:
 
+* ``walk``: a client asks for eval item 999 of a new split seed (on a ``-v0`` id a walk
+  through the held-out stream: about 28 s of work on TimetablePlanner-v0; on ``-v1`` one
+  draw) and waits for it;
 * ``slowloris``: 300 connections each send part of a request head and nothing more,
-  reopened as soon as the server closes them; meanwhile ``/health`` is asked on a fresh
-  connection five times a second (latency p50, p99 and worst; answers other than 200);
+  reopened as soon as the server closes them;
+* ``bad_clients``: clients in batches of 50, a third sending a text frame that is not
+  UTF-8, a third a malformed frame, a third dropping their socket without a close
+  handshake (1,002 of them in the attack phase): the lines the server wrote;
 * ``burst``: 48 sessions each send 5 actions of 1M four-byte characters (4 MiB) at once,
-  again as soon as all are answered, while 2 sessions play steps (their p99, against the
-  same 2 sessions' p99 before the attack); the server's RSS at the start, at most, and
-  2 s after the attack;
-* ``bad_clients``: 1,002 clients, a third sending a text frame that is not UTF-8, a third
-  a malformed frame, a third dropping their socket without a close handshake: the lines
-  the server wrote;
-* ``stop``: SIGINT while 8 sessions play and one walks to eval item 999 of a new split
-  seed (``--env TimetablePlanner-v0``: about 28 s of work): how long the server took to
-  exit, its status and its last line.
+  again as soon as all are answered (from a process of their own).
 
 A benchmark, not a test (tests/adapters/openenv/test_openenv_abuse.py has one test per attack).
 """
@@ -44,7 +48,10 @@ from openenv_load import free_port, get_health, rss_mb
 from meeting_gym.adapters.openenv import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
-ATTACKS = ("slowloris", "burst", "bad_clients", "stop")
+ATTACKS = ("walk", "slowloris", "bad_clients", "burst")
+QUIET_S = 5.0
+"""Seconds of the quiet phase."""
+VICTIMS = 2
 
 
 def pct(values: list[float], q: float) -> float:
@@ -96,6 +103,7 @@ class Server:
 
 
 async def health_probe(port: int, stop: float, latencies: list, failures: list) -> None:
+    """GET /health on a fresh connection five times a second until ``stop``."""
     while time.monotonic() < stop:
         start = time.perf_counter()
         try:
@@ -109,9 +117,77 @@ async def health_probe(port: int, stop: float, latencies: list, failures: list) 
         await asyncio.sleep(0.2)
 
 
-async def slowloris(server: Server, seconds: float) -> dict[str, Any]:
-    stop = time.monotonic() + seconds
-    opened = [0]
+class Victims:
+    """Well-behaved sessions: each plays reset (seed 1) and 3 steps, again and again; each
+    reply is checked against the first episode's (the quiet phase's)."""
+
+    def __init__(self) -> None:
+        self.reference: list[str] | None = None
+        self.mismatches = 0
+
+    async def play(self, url: str, stop: float, latencies: list) -> None:
+        from websockets.asyncio.client import connect
+
+        async with connect(url) as ws:
+            while time.monotonic() < stop:
+                replies = []
+                await ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+                replies.append(await ws.recv())
+                for _ in range(3):
+                    start = time.perf_counter()
+                    step = {"type": "step", "data": {"tool_call": {"name": "list_attendees"}}}
+                    await ws.send(json.dumps(step))
+                    replies.append(await ws.recv())
+                    latencies.append(time.perf_counter() - start)
+                if self.reference is None:
+                    self.reference = replies
+                elif replies != self.reference:
+                    self.mismatches += 1
+
+    async def phase(self, server: Server, seconds: float) -> dict[str, Any]:
+        """The victims and the ``/health`` probes for ``seconds``; the server's RSS sampled."""
+        stop = time.monotonic() + seconds
+        steps: list[float] = []
+        health: list[float] = []
+        failures: list[int] = []
+        samples: list[float] = []
+
+        async def sample() -> None:
+            while time.monotonic() < stop:
+                samples.append(rss_mb(server.proc.pid))
+                await asyncio.sleep(0.1)
+
+        await asyncio.gather(
+            sample(),
+            health_probe(server.port, stop, health, failures),
+            *(self.play(server.url, stop, steps) for _ in range(VICTIMS)),
+        )
+        return {
+            "steps": len(steps),
+            "step_p99_ms": pct(steps, 0.99),
+            "health_probes": len(health),
+            "health_p99_ms": pct(health, 0.99),
+            "health_not_200": len(failures),
+            "rss_max_mb": round(max(samples), 1) if samples else float("nan"),
+        }
+
+
+async def walk(server: Server, stop: float, env_id: str, out: dict) -> None:
+    """One client asks for eval item 999 of a new split seed and waits for it (or ``stop``)."""
+    from websockets.asyncio.client import connect
+
+    far = {"split": "eval", "index": 999, "split_seed": 880_126 + out.get("walks", 0)}
+    out["walks"] = out.get("walks", 0) + 1
+    async with connect(server.url) as ws:
+        await ws.send(json.dumps({"type": "reset", "data": far}))
+        started = time.monotonic()
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            await asyncio.wait_for(ws.recv(), max(0.01, stop - time.monotonic()))
+            out["walk_s"] = round(time.monotonic() - started, 2)
+
+
+async def slowloris(server: Server, stop: float, env_id: str, out: dict) -> None:
+    """300 connections sending part of a request head, reopened when closed."""
 
     async def one() -> None:
         while time.monotonic() < stop:
@@ -120,114 +196,18 @@ async def slowloris(server: Server, seconds: float) -> dict[str, Any]:
             except OSError:
                 await asyncio.sleep(0.05)
                 continue
-            opened[0] += 1
+            out["slowloris_opened"] = out.get("slowloris_opened", 0) + 1
             writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nX-a: ")
-            with contextlib.suppress(OSError, TimeoutError):
+            with contextlib.suppress(OSError, TimeoutError, asyncio.TimeoutError):
                 await asyncio.wait_for(reader.read(), max(0.01, stop - time.monotonic()))
             writer.close()
 
-    attackers = asyncio.gather(*(one() for _ in range(300)))
-    await asyncio.sleep(1.0)  # all 300 open before the probes start
-    latencies: list[float] = []
-    failures: list[int] = []
-    await health_probe(server.port, stop, latencies, failures)
-    await attackers
-    return {
-        "slowloris_connections_opened": opened[0],
-        "health_probes": len(latencies),
-        "health_p50_ms": pct(latencies, 0.5),
-        "health_p99_ms": pct(latencies, 0.99),
-        "health_max_ms": pct(latencies, 1.0),
-        "health_not_200": len(failures),
-    }
+    await asyncio.gather(*(one() for _ in range(300)))
 
 
-async def _victim(url: str, stop: float, latencies: list) -> None:
+async def bad_clients(server: Server, stop: float, env_id: str, out: dict) -> None:
+    """Bad clients in batches of 50 (at most 1,002 in one call)."""
     from websockets.asyncio.client import connect
-
-    async with connect(url) as ws:
-        while time.monotonic() < stop:
-            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
-            await ws.recv()
-            for _ in range(3):
-                start = time.perf_counter()
-                step = {"type": "step", "data": {"tool_call": {"name": "list_attendees"}}}
-                await ws.send(json.dumps(step))
-                await ws.recv()
-                latencies.append(time.perf_counter() - start)
-
-
-async def _attackers(url: str, stop: float, replies: dict[str, int]) -> None:
-    """48 sessions sending 5 actions of 4 MiB at once, again and again, until ``stop``."""
-    from websockets.asyncio.client import connect
-
-    big = {"type": "step", "data": {"text": "\U0001f600" * (1 << 20)}}
-    frame = json.dumps(big, ensure_ascii=False)  # 4 MiB of UTF-8, within MAX_ACTION_CHARS
-
-    async def attacker() -> None:
-        async with connect(url, max_size=None) as ws:
-            await ws.send(json.dumps({"type": "reset", "data": {"seed": 2}}))
-            await ws.recv()
-            while time.time() < stop:
-                for _ in range(5):
-                    await ws.send(frame)
-                for _ in range(5):
-                    reply = json.loads(await asyncio.wait_for(ws.recv(), 120))
-                    kind = reply["data"].get("code", "error") if reply["type"] == "error" else "ok"
-                    replies[kind] = replies.get(kind, 0) + 1
-
-    await asyncio.gather(*(attacker() for _ in range(48)))
-
-
-def _attack_process(url: str, stop: float, out: Any) -> None:
-    replies: dict[str, int] = {}
-    asyncio.run(_attackers(url, stop, replies))
-    out.put(replies)
-
-
-async def burst(server: Server, seconds: float) -> dict[str, Any]:
-    import multiprocessing
-
-    start_mb = rss_mb(server.proc.pid)
-    quiet: list[float] = []
-    end_quiet = time.monotonic() + min(5.0, seconds / 3)
-    await asyncio.gather(*(_victim(server.url, end_quiet, quiet) for _ in range(2)))
-    # the attackers in a process of their own: sending 4 MiB frames would otherwise hold
-    # up the victims' own event loop, and their latency would be the client's
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    attackers = context.Process(
-        target=_attack_process, args=(server.url, time.time() + seconds, out)
-    )
-    attackers.start()
-    stop = time.monotonic() + seconds
-    samples: list[float] = []
-
-    async def sample() -> None:
-        while time.monotonic() < stop:
-            samples.append(rss_mb(server.proc.pid))
-            await asyncio.sleep(0.1)
-
-    attacked: list[float] = []
-    await asyncio.gather(sample(), *(_victim(server.url, stop, attacked) for _ in range(2)))
-    replies = await asyncio.to_thread(out.get, True, 180)
-    await asyncio.to_thread(attackers.join, 60)
-    await asyncio.sleep(2.0)
-    return {
-        "rss_start_mb": round(start_mb, 1),
-        "rss_max_mb": round(max(samples), 1),
-        "rss_after_mb": round(rss_mb(server.proc.pid), 1),
-        "actions_answered": replies,
-        "victim_quiet_p99_ms": pct(quiet, 0.99),
-        "victim_attacked_p99_ms": pct(attacked, 0.99),
-        "victim_attacked_steps": len(attacked),
-    }
-
-
-async def bad_clients(server: Server, seconds: float) -> dict[str, Any]:
-    from websockets.asyncio.client import connect
-
-    stop = time.monotonic() + seconds
 
     async def bad(kind: int) -> None:
         with contextlib.suppress(Exception):  # the server closes the bad ones
@@ -248,60 +228,115 @@ async def bad_clients(server: Server, seconds: float) -> dict[str, Any]:
         batch = range(sent, min(sent + 50, 1002))
         await asyncio.gather(*(bad(i % 3) for i in batch))
         sent += len(batch)
-    return {"bad_clients": sent}
+    out["bad_clients"] = out.get("bad_clients", 0) + sent
 
 
-async def stop_under_load(server: Server, env_id: str) -> dict[str, Any]:
+async def _attackers(url: str, stop: float, replies: dict[str, int]) -> None:
+    """48 sessions sending 5 actions of 4 MiB at once, again and again, until ``stop``."""
     from websockets.asyncio.client import connect
 
-    players = []
-    for _ in range(8):
-        ws = await connect(server.url)
-        players.append(ws)
-    play = [asyncio.ensure_future(_keep_resetting(ws)) for ws in players]
-    walker = await connect(server.url)
-    far = {"split": "eval", "index": 999, "split_seed": 880_126}
-    await walker.send(json.dumps({"type": "reset", "data": far}))
+    big = {"type": "step", "data": {"text": "\U0001f600" * (1 << 20)}}
+    frame = json.dumps(big, ensure_ascii=False)  # 4 MiB of UTF-8, within MAX_ACTION_CHARS
+
+    async def attacker() -> None:
+        with contextlib.suppress(Exception):  # a stop closes them mid-burst
+            async with connect(url, max_size=None) as ws:
+                await ws.send(json.dumps({"type": "reset", "data": {"seed": 2}}))
+                await ws.recv()
+                while time.time() < stop:
+                    for _ in range(5):
+                        await ws.send(frame)
+                    for _ in range(5):
+                        reply = json.loads(await asyncio.wait_for(ws.recv(), 120))
+                        data = reply["data"]
+                        kind = data.get("code", "error") if reply["type"] == "error" else "ok"
+                        replies[kind] = replies.get(kind, 0) + 1
+
+    await asyncio.gather(*(attacker() for _ in range(48)))
+
+
+def _attack_process(url: str, stop: float, out: Any) -> None:
+    replies: dict[str, int] = {}
+    asyncio.run(_attackers(url, stop, replies))
+    out.put(replies)
+
+
+async def burst(server: Server, stop: float, env_id: str, out: dict) -> None:
+    """The attackers in a process of their own: sending 4 MiB frames would otherwise hold
+    up the victims' own event loop, and their latency would be the client's."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    wall_stop = time.time() + (stop - time.monotonic())
+    attackers = context.Process(target=_attack_process, args=(server.url, wall_stop, queue))
+    attackers.start()
+    try:
+        replies = await asyncio.to_thread(queue.get, True, stop - time.monotonic() + 180)
+    finally:
+        await asyncio.to_thread(attackers.join, 60)
+        if attackers.is_alive():
+            attackers.kill()
+    for kind, count in replies.items():
+        key = f"burst_replies_{kind}"
+        out[key] = out.get(key, 0) + count
+
+
+KINDS = {"walk": walk, "slowloris": slowloris, "bad_clients": bad_clients, "burst": burst}
+
+
+async def attacked(name: str, server: Server, env_id: str, seconds: float) -> dict[str, Any]:
+    """The quiet phase, the attack phase, RSS after, then SIGINT 1 s into the attack again."""
+    victims = Victims()
+    start_mb = rss_mb(server.proc.pid)
+    quiet = await victims.phase(server, QUIET_S)
+    out: dict[str, Any] = {}
+    attack = KINDS[name]
+    stop = time.monotonic() + seconds
+    running = asyncio.ensure_future(attack(server, stop, env_id, out))
+    loud = await victims.phase(server, seconds)
+    await asyncio.wait_for(running, 240)
+    await asyncio.sleep(2.0)
+    after_mb = rss_mb(server.proc.pid)
+    # under attack again: the stop must not wait for it
+    again = asyncio.ensure_future(attack(server, time.monotonic() + 30, env_id, {"walks": 100}))
     await asyncio.sleep(1.0)
     code, took, lines = await asyncio.to_thread(server.stop)
-    for task in play:
-        task.cancel()
-    await asyncio.gather(*play, return_exceptions=True)
-    for ws in [*players, walker]:
-        ws.transport.abort()
-    return {"exit_code": code, "stop_s": took, "last_line": lines[-1] if lines else ""}
-
-
-async def _keep_resetting(ws: Any) -> None:
-    for seed in range(10**6):
-        await ws.send(json.dumps({"type": "reset", "data": {"seed": seed}}))
-        await ws.recv()
+    again.cancel()
+    with contextlib.suppress(BaseException):
+        await asyncio.wait_for(again, 60)
+    ratio = loud["step_p99_ms"] / quiet["step_p99_ms"] if quiet["step_p99_ms"] else float("nan")
+    return {
+        "attack": name,
+        "env": env_id,
+        **out,
+        "victim_steps_quiet": quiet["steps"],
+        "victim_steps_attacked": loud["steps"],
+        "victim_p99_quiet_ms": quiet["step_p99_ms"],
+        "victim_p99_attacked_ms": loud["step_p99_ms"],
+        "victim_p99_ratio": round(ratio, 2),
+        "victim_mismatches": victims.mismatches,
+        "health_probes": quiet["health_probes"] + loud["health_probes"],
+        "health_p99_attacked_ms": loud["health_p99_ms"],
+        "health_not_200": quiet["health_not_200"] + loud["health_not_200"],
+        "rss_start_mb": round(start_mb, 1),
+        "rss_max_mb": max(quiet["rss_max_mb"], loud["rss_max_mb"]),
+        "rss_max_above_start_mb": round(max(quiet["rss_max_mb"], loud["rss_max_mb"]) - start_mb, 1),
+        "rss_after_mb": round(after_mb, 1),
+        "stop_exit_code": code,
+        "stop_s": took,
+        "server_lines": len(lines),
+        "server_tracebacks": sum("Traceback" in line for line in lines),
+        "last_line": lines[-1] if lines else "",
+    }
 
 
 def run_attack(name: str, env_id: str, seconds: float) -> dict[str, Any]:
     server = Server(env_id)
     try:
-        if name == "slowloris":
-            result = asyncio.run(slowloris(server, seconds))
-        elif name == "burst":
-            result = asyncio.run(burst(server, seconds))
-        elif name == "bad_clients":
-            result = asyncio.run(bad_clients(server, seconds))
-        else:
-            result = asyncio.run(stop_under_load(server, env_id))
+        return asyncio.run(attacked(name, server, env_id, seconds))
     finally:
-        code, took, lines = server.stop()
-    result.update(
-        {
-            "attack": name,
-            "env": env_id,
-            "server_lines": len(lines),
-            "server_tracebacks": sum("Traceback" in line for line in lines),
-            "exit_code": code,
-            "stop_s": took,
-        }
-    )
-    return result
+        server.stop()
 
 
 def main() -> int:

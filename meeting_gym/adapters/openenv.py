@@ -376,6 +376,15 @@ MAX_INFLIGHT_BYTES = 1 << 25
 HTTP bodies over SMALL_MESSAGE_BYTES are counted from their arrival until their reply;
 one that would pass the budget is refused at once (``SERVER_BUSY`` over the WebSocket,
 the session going on; 503 over HTTP)."""
+LARGE_BYTES_PER_S = 1 << 22
+"""The server-wide rate (4 MiB/s) at which bytes of large messages (over
+SMALL_MESSAGE_BYTES) are read; faster, a connection stops being read for a while.
+The budget bounds the memory large messages take; this bounds the time. Reading,
+decoding and parsing a 4 MiB message holds the interpreter for ~15 ms in a few
+uninterruptible pieces, and every session waits behind them: at 40 such messages a
+second (48 sessions sending at once) other sessions' step p99 rose 39x."""
+LARGE_BURST_BYTES = 1 << 20
+"""Bytes of large messages read at once before the rate applies (1 MiB)."""
 SMALL_MESSAGE_BYTES = 1 << 16
 """Messages up to this size (64 KiB) are not counted: every ordinary reset and step is
 smaller, so a burst of large actions never refuses a well-behaved session."""
@@ -383,6 +392,11 @@ LOG_LINES_PER_WINDOW = 20
 """At most this many lines about misbehaving clients per LOG_WINDOW_S (one line per
 client); past it the lines are counted, and the count is logged once the window ends."""
 LOG_WINDOW_S = 10.0
+SWITCH_INTERVAL_S = 0.0005
+"""How long a thread of :func:`serve` may hold the interpreter while another waits for it
+(Python's default is 5 ms). A long reset (a ``-v0`` eval walk) runs in its session's
+worker thread; every other session's step needs the interpreter a few times (the event
+loop, its own worker), and waited up to 5 ms each time."""
 SHUTDOWN_GRACE_S = 1.0
 """Seconds a stop (SIGINT, SIGTERM) waits for requests in progress before it cancels them."""
 _LOG = "uvicorn.error"
@@ -517,12 +531,25 @@ class _Budget:
     about the budget, not to connections x frame size (48 sessions x 5 actions of
     4 MiB held 953 MB).
 
+    It also paces them (:meth:`pace`): their bytes are read at ``rate`` for the whole
+    server, so the time they take from other sessions is bounded too.
+
     Used from the event loop only (no lock). When the count falls back to 0 after a
     burst of at least ``trim_after`` bytes, the freed memory is given back.
     """
 
-    def __init__(self, limit: int = MAX_INFLIGHT_BYTES, trim_after: int = 1 << 24) -> None:
+    def __init__(
+        self,
+        limit: int = MAX_INFLIGHT_BYTES,
+        trim_after: int = 1 << 24,
+        rate: float = LARGE_BYTES_PER_S,
+        burst: int = LARGE_BURST_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.limit, self.trim_after = limit, trim_after
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self.credit = float(burst)
+        self.paced_at = clock()
         self.used = 0
         self.since_trim = 0
         self.refused = 0
@@ -545,6 +572,15 @@ class _Budget:
             return True
         self.refused += 1
         return False
+
+    def pace(self, size: int) -> float:
+        """Count ``size`` bytes of large messages read; the seconds their reader should
+        now wait so that such bytes come in at ``rate`` (a token bucket of ``burst``)."""
+        now = self.clock()
+        self.credit = min(self.burst, self.credit + (now - self.paced_at) * self.rate)
+        self.paced_at = now
+        self.credit -= size
+        return 0.0 if self.credit >= 0 else -self.credit / self.rate
 
     def wait(self, admit: Callable[[], bool]) -> None:
         """Call ``admit`` once the budget has room (again, while it returns False)."""
@@ -651,7 +687,12 @@ class _HttpGuard:
                     if not self.budget.take(len(body) - counted):
                         await self._refuse(send, 503, self.budget.refusal(len(body)))
                         return
+                    delay = self.budget.pace(len(body) - counted)
                     counted = len(body)
+                    if delay > 0:
+                        # the server's own pause: not counted against the client's time
+                        deadline += delay
+                        await asyncio.sleep(delay)
             replayed = False
 
             async def replay() -> Any:
@@ -1162,7 +1203,9 @@ def _budgeted_websocket(budget: _Budget) -> type:
 
     A connection reading a message past SMALL_MESSAGE_BYTES reserves MAX_FRAME_BYTES of
     the budget (see :class:`_Budget`); without room it stops being read until there is.
-    The reservation is held until the app takes the message from the queue. Small
+    The reservation is held until the app takes the message from the queue. The bytes
+    of large messages are also read at no more than the budget's rate
+    (:data:`LARGE_BYTES_PER_S`, for the whole server): past it a connection pauses. Small
     messages never wait, so well-behaved sessions are not slowed by a burst.
     """
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -1172,18 +1215,35 @@ def _budgeted_websocket(budget: _Budget) -> type:
         reserved = 0  # the budget it holds (0, or MAX_FRAME_BYTES once it is large)
         held: collections.deque[int] | None = None  # the budget of each queued message
         waiting = False  # reading stopped until the budget has room
+        paced = False  # reading stopped until large bytes are back under the rate
         gone = False
 
         def data_received(self, data: bytes) -> None:
             self.reading += len(data)
-            if self.reading > SMALL_MESSAGE_BYTES and not self.reserved and not self.waiting:
+            large = self.reading > SMALL_MESSAGE_BYTES
+            if large and not self.reserved and not self.waiting:
                 if budget.reserve(MAX_FRAME_BYTES):
                     self.reserved = MAX_FRAME_BYTES
                 else:
                     self.waiting = True
                     self.transport.pause_reading()
                     budget.wait(self._admit)
+            delay = budget.pace(len(data)) if large else 0.0
             super().data_received(data)
+            if delay > 0 and not self.gone and not self.paced:
+                self.paced = True
+                self.transport.pause_reading()
+                self.loop.call_later(delay, self._unpace)
+
+        def _resume(self) -> None:
+            # reading goes on only when no one holds it: uvicorn (a message queued), the
+            # budget (no room) or the rate
+            if not (self.gone or self.read_paused or self.waiting or self.paced):
+                self.transport.resume_reading()
+
+        def _unpace(self) -> None:
+            self.paced = False
+            self._resume()
 
         def _admit(self) -> bool:
             if self.gone:
@@ -1191,8 +1251,7 @@ def _budgeted_websocket(budget: _Budget) -> type:
             if not budget.reserve(MAX_FRAME_BYTES):
                 return False
             self.reserved, self.waiting = MAX_FRAME_BYTES, False
-            if not self.read_paused:  # uvicorn's own pause (a message queued) stays
-                self.transport.resume_reading()
+            self._resume()
             return True
 
         def send_receive_event_to_app(self) -> None:
@@ -1208,7 +1267,7 @@ def _budgeted_websocket(budget: _Budget) -> type:
                 reserved = self.held.popleft()
                 if reserved:  # handed to the handler, which gives it back after its reply
                     message[RESERVED_KEY] = reserved
-            if self.waiting:  # uvicorn resumes reading once its queue is empty
+            if self.waiting or self.paced:  # uvicorn resumes reading once its queue is empty
                 self.transport.pause_reading()
             return message
 
@@ -1317,6 +1376,7 @@ def serve(
     sock = listen(host, port)
     config = uvicorn.Config(app, log_level=log_level, **uvicorn_options(max_sessions))
     map_large_allocations()  # large messages' memory returns to the system once freed
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     stopped = Stopped()
 
     class Server(uvicorn.Server):

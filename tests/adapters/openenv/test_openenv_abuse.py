@@ -399,6 +399,8 @@ def test_item8_the_serving_guide_documents_exposure_and_every_bound():
         "WAITING_CONNECTIONS": openenv.WAITING_CONNECTIONS,
         "EXTRA_CONNECTIONS": openenv.EXTRA_CONNECTIONS,
         "LOG_LINES_PER_WINDOW": openenv.LOG_LINES_PER_WINDOW,
+        "LARGE_BYTES_PER_S": openenv.LARGE_BYTES_PER_S,
+        "LARGE_BURST_BYTES": openenv.LARGE_BURST_BYTES,
     }
     from meeting_gym.core import splits, text_env
 
@@ -606,6 +608,7 @@ def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
         return granted
 
     monkeypatch.setattr(budget, "reserve", watched)
+    monkeypatch.setattr(budget, "rate", float(1 << 40))  # the memory bound alone, unpaced
     payload = {"type": "step", "data": {"text": "\U0001f600" * (1 << 20)}}
     big = json.dumps(payload, ensure_ascii=False)  # 4 MiB of UTF-8
 
@@ -632,6 +635,81 @@ def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
     assert state["type"] == "state"
     assert all(r["type"] == "observation" for session in replies for r in session)
     assert budget.limit >= peak[0] >= openenv.MAX_FRAME_BYTES and left == 0
+
+
+def test_issue26_the_budget_paces_large_bytes_to_its_rate():
+    """A token bucket: ``burst`` bytes at once, then ``rate`` a second, whoever reads them;
+    the wait it asks for is the time the debt takes to clear."""
+    now = [100.0]
+    budget = openenv._Budget(rate=1000.0, burst=500, clock=lambda: now[0])
+    assert budget.pace(500) == 0.0  # the burst
+    assert budget.pace(250) == pytest.approx(0.25)  # 250 bytes owed at 1,000 a second
+    now[0] += 0.25
+    assert budget.pace(100) == pytest.approx(0.1)  # the debt cleared; 100 more owed
+    now[0] += 60.0  # credit comes back, but never past the burst
+    assert budget.pace(500) == 0.0 and budget.pace(1) > 0.0
+
+
+def test_issue26_large_actions_are_read_at_the_servers_rate_small_ones_at_once(monkeypatch):
+    """At 2 MiB/s, 4 actions of 2 MiB from 2 sessions take seconds to be answered, while a
+    small session's messages are answered in between."""
+    budget = openenv._BUDGET
+    monkeypatch.setattr(budget, "rate", float(1 << 21))
+    monkeypatch.setattr(budget, "burst", 1 << 20)
+    monkeypatch.setattr(budget, "credit", float(1 << 20))
+    big = json.dumps(
+        {"type": "step", "data": {"text": "\U0001f600" * (1 << 19)}}, ensure_ascii=False
+    )
+    done: list[float] = []
+
+    async def heavy(addr: str) -> list:
+        async with connect(f"ws://{addr}/ws", max_size=None) as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 2}})
+            for _ in range(2):
+                await ws.send(big)
+            replies = [json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT)) for _ in range(2)]
+            done.append(time.monotonic())
+            return replies
+
+    async def light(addr: str) -> list[float]:
+        async with connect(f"ws://{addr}/ws") as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 3}})
+            answered = []
+            for _ in range(5):
+                await asyncio.sleep(0.3)
+                await ask(ws, {"type": "state"})
+                answered.append(time.monotonic())
+            return answered
+
+    async def scenario(addr: str):
+        started = time.monotonic()
+        light_times, *replies = await asyncio.gather(light(addr), heavy(addr), heavy(addr))
+        return started, light_times, replies
+
+    with running("MeetingSlot-v0") as addr:
+        started, light_times, replies = run(scenario(addr))
+    assert all(r["type"] == "observation" for session in replies for r in session)
+    # about 6.7 MiB are paced (the burst and each message's first 64 KiB are free), and
+    # the wait after the last read delays no reply: over 3 s at 2 MiB/s; unpaced, under 1 s
+    assert max(done) - started >= 2.5
+    assert sum(t < max(done) for t in light_times) >= 3  # not held behind them
+
+
+def test_issue26_large_http_bodies_are_read_at_the_servers_rate(monkeypatch):
+    """A 2 MiB body at 1 MiB/s (the first 64 KiB free) takes over a second to be read;
+    unpaced, well under a second. Its deadline is not charged for the server's pause."""
+    budget = openenv._BUDGET
+    monkeypatch.setattr(budget, "rate", float(1 << 20))
+    monkeypatch.setattr(budget, "burst", 1 << 16)
+    monkeypatch.setattr(budget, "credit", float(1 << 16))
+    monkeypatch.setattr(openenv, "BODY_TIMEOUT_S", 1.0)  # shorter than the pacing
+    body = json.dumps({"seed": 1, "pad": "y" * (2 << 20)})
+    with running("CalendarMath-v0") as addr:
+        started = time.monotonic()
+        answer = httpx.post(f"http://{addr}/reset", content=body, timeout=TIMEOUT)
+        took = time.monotonic() - started
+    assert answer.status_code not in (408, 503), answer.text[:300]
+    assert took >= 1.0
 
 
 def test_issue26_a_far_eval_walk_stops_when_its_client_leaves():
