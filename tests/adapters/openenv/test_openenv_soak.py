@@ -3,9 +3,10 @@
 It runs ``benchmarks/openenv_load.py`` for a bounded time (two phases of SECONDS each: without,
 then with the hostile clients) against a ``meeting-gym serve`` subprocess on 127.0.0.1,
 stopped at the end. Every well-behaved episode must replay step for step as in process,
-and the server's RSS must stay within RSS_BOUND_MB (docs/guides/serving.md); ``/health``
-must answer 200 to every probe of both phases (slowloris clients among the hostile ones),
-and SIGINT under load must end the server with status 0 and no traceback in its log. The
+and the server's RSS must stay within RSS_GROWTH_MB of its start (docs/guides/serving.md);
+``/health`` must answer 200 to every probe of both phases (slowloris clients among the
+hostile ones), and SIGINT under load must end the server with status 0 and no traceback in
+its log. The
 latency figures (steps, health probes, the stop) are a benchmark's, not checked here.
 """
 
@@ -24,8 +25,9 @@ pytest.importorskip("websockets")
 SESSIONS = 64
 HOSTILE = 12
 SECONDS = 40
-RSS_BOUND_MB = 600
-"""The server's resident set may not pass this during the soak (documented in the guide)."""
+RSS_GROWTH_MB = 300
+"""The server's resident set may not grow past its start by more than this during the soak
+(issue 26's bound; documented in the guide)."""
 
 
 def test_soak_well_behaved_sessions_replay_exactly_and_rss_stays_bounded():
@@ -41,7 +43,7 @@ def test_soak_well_behaved_sessions_replay_exactly_and_rss_stays_bounded():
         assert run["mismatches"] == 0 and run["episodes"] >= SESSIONS
     # every kind of hostile client got through its requests (and the server kept serving)
     assert hostile["hostile_requests"] >= HOSTILE
-    assert result["rss_max_mb"] <= RSS_BOUND_MB, result
+    assert result["rss_max_mb"] - result["rss_start_mb"] <= RSS_GROWTH_MB, result
     # issue 26: slowloris, invalid UTF-8 and 4 MiB-action bursts are among the hostile kinds
     assert all(run["health_failures"] == 0 for run in (quiet, hostile)), result
     assert result["exit_code"] == 0 and result["log_tracebacks"] == 0, result
