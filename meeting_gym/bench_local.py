@@ -9,11 +9,19 @@ alternating ``--repeats`` times:
 * ``static``: the prefix cache (:mod:`~meeting_gym.agentkit.kvcache`) in static batches,
   each answered when its longest reply ends (0.3's client);
 * ``continuous``: the cache with continuous batching, each request answered when its own
-  reply ends and waiting requests let into a running batch (today's default).
+  reply ends and waiting requests let into a running batch (today's default);
+* ``nodraft``: ``continuous`` without prompt-lookup drafts (one token a row per step);
+* ``noprefill``: ``continuous`` with every batch's new prompt chunks read in its first pass,
+  a row with one token to read padded to the longest (before prefill passes).
 
 It prints each mode's seconds per episode, the prompt tokens read anew and reused, the
 tokens generated, the speed-ups, and whether every reply of every episode was the same in
 every mode (exit 1 if not: a cache or a batching that changes replies is a bug).
+
+With ``--temperature`` above 0 the episodes are sampled, as GRPO's rollouts are: each mode
+draws its own replies (drafts change which random numbers a reply uses, not how it is
+distributed), so instead of identical replies each mode's mean reward and reply length are
+printed with their 95% intervals, to be compared.
 
     python -m meeting_gym.bench_local --env MeetingSlot-v0 --split curated -n 2 \\
         --max-turns 5 --max-tokens 64
@@ -30,11 +38,14 @@ import time
 from functools import partial
 from typing import Any
 
-MODES = ("uncached", "static", "continuous")
+MODES = ("uncached", "static", "continuous", "nodraft", "noprefill")
+DEFAULT_MODES = ("uncached", "static", "continuous")
 CLIENT = {
     "uncached": {"prefix_cache": False},
     "static": {"prefix_cache": True, "continuous": False},
     "continuous": {"prefix_cache": True, "continuous": True},
+    "nodraft": {"prefix_cache": True, "continuous": True, "draft_tokens": 0},
+    "noprefill": {"prefix_cache": True, "continuous": True, "prefill": False},
 }
 
 
@@ -56,18 +67,29 @@ def run(
     max_tokens: int = 64,
     batch: int = 8,
     repeats: int = 2,
-    modes: tuple[str, ...] = MODES,
+    modes: tuple[str, ...] = DEFAULT_MODES,
+    temperature: float = 0.0,
+    seed: int = 0,
+    system_prompt: str = "env",
+    step_tokens: int | None = None,
     loaded: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """Play the same episodes in each of ``modes``, ``repeats`` times each; the measurements."""
+    """Play the same episodes in each of ``modes``, ``repeats`` times each; the measurements.
+
+    Greedy unless ``temperature`` > 0 (then each client's sampler is seeded with ``seed``).
+    ``system_prompt`` is ``env`` (the env's own), ``short`` or the text itself;
+    ``step_tokens`` the tokens a decoding step reads across rows (None: the client's default).
+    """
     from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
     from meeting_gym.agentkit.local import LocalChatClient, load_model, resolve_model
     from meeting_gym.agents.evaluate import evaluate
+    from meeting_gym.agents.finetune import mean_interval, system_prompt_for
     from meeting_gym.core.splits import load_split
 
     unknown = [mode for mode in modes if mode not in MODES]
     if unknown or not modes:
         raise ValueError(f"modes must be some of {', '.join(MODES)}, got {', '.join(modes)}")
+    prompt = system_prompt_for(env, system_prompt)
     started = time.perf_counter()
     pair = loaded if loaded is not None else load_model(resolve_model(model))
     load_s = time.perf_counter() - started
@@ -76,14 +98,16 @@ def run(
     seen: dict[str, list[list[str]]] = {}
     for _ in range(repeats):
         for mode in modes:
-            with LocalChatClient(pair, batch_size=batch, **CLIENT[mode]) as client:
+            settings = {**CLIENT[mode], "step_tokens": step_tokens}
+            with LocalChatClient(pair, batch_size=batch, seed=seed, **settings) as client:
                 make = partial(
                     LLMAgent,
                     client,
                     model,
                     tool_protocol="text",
-                    temperature=0.0,
+                    temperature=temperature,
                     max_tokens=max_tokens,
+                    system_prompt=prompt,
                     retry=RetryPolicy(attempts=1),
                 )
                 began = time.perf_counter()
@@ -93,7 +117,8 @@ def run(
             # before it adds up what it read and generated
             stats = dict(client.stats)
             seen.setdefault(mode, replies(results))
-            runs[mode].append({"seconds": seconds, **stats})
+            rewards = [r.reward for r in results]
+            runs[mode].append({"seconds": seconds, "rewards": rewards, **stats})
     first = seen[modes[0]]
     same = sum(all(seen[mode][k] == episode for mode in modes) for k, episode in enumerate(first))
     summary: dict[str, Any] = {
@@ -104,6 +129,9 @@ def run(
         "max_tokens": max_tokens,
         "batch": batch,
         "model": model,
+        "temperature": temperature,
+        "system_prompt": system_prompt,
+        "step_tokens": step_tokens,
         "modes": list(modes),
         "load_s": round(load_s, 1),
         "identical_episodes": same,
@@ -112,7 +140,12 @@ def run(
     for mode in modes:
         best = min(r["seconds"] for r in runs[mode])
         summary[f"{mode}_s_per_episode"] = round(best / max(len(items), 1), 2)
-    for slow, fast in (("uncached", "continuous"), ("static", "continuous")):
+        mean, half = mean_interval([x for r in runs[mode] for x in r["rewards"]])
+        summary[f"{mode}_reward"] = {"mean": round(mean, 4), "ci95": round(half, 4)}
+        lengths = [r["generated"] / max(len(items), 1) for r in runs[mode]]
+        summary[f"{mode}_tokens_per_episode"] = round(sum(lengths) / len(lengths), 1)
+    pairs = [(mode, "continuous") for mode in MODES if mode != "continuous"]
+    for slow, fast in pairs:
         if slow in modes and fast in modes:
             summary[f"speedup_{fast}_over_{slow}"] = round(
                 summary[f"{slow}_s_per_episode"] / max(summary[f"{fast}_s_per_episode"], 1e-9), 2
@@ -122,30 +155,42 @@ def run(
 
 def table(summary: dict[str, Any]) -> str:
     """The measurements as aligned lines."""
+    prompt = summary["system_prompt"]
     lines = [
         f"local-model episodes: {summary['env']} {summary['split']} n={summary['episodes']} "
         f"max-turns {summary['max_turns']} max-tokens {summary['max_tokens']} "
-        f"(model load {summary['load_s']} s, not counted)",
+        + ("" if prompt == "env" else f"system prompt {prompt} ")
+        + ("" if summary["step_tokens"] is None else f"step tokens {summary['step_tokens']} ")
+        + f"(model load {summary['load_s']} s, not counted)",
         f"{'mode':<10}{'s/episode':>10}{'best run s':>11}{'prompt read':>12}{'reused':>9}"
         f"{'generated':>10}",
     ]
+    sampled = summary["temperature"] > 0
+    if sampled:
+        lines[0] += f", sampled at temperature {summary['temperature']}"
+        lines[1] += f"{'reward (95% CI)':>18}{'tokens/ep':>10}"
     for mode in summary["modes"]:
         first = summary["runs"][mode][0]
         best = min(r["seconds"] for r in summary["runs"][mode])
         read = first["prompt_tokens"] - first["reused_tokens"]
-        lines.append(
+        line = (
             f"{mode:<10}{summary[f'{mode}_s_per_episode']:>10.2f}{best:>11.1f}{read:>12}"
             f"{first['reused_tokens']:>9}{first['generated']:>10}"
         )
+        if sampled:
+            reward = summary[f"{mode}_reward"]
+            cell = f"{reward['mean']:.3f} ± {reward['ci95']:.3f}"
+            line += f"{cell:>18}{summary[f'{mode}_tokens_per_episode']:>10.1f}"
+        lines.append(line)
     speedups = [
         f"{key.split('_')[1]} over {key.split('_')[3]} {value:.2f}x"
         for key, value in summary.items()
         if key.startswith("speedup_")
     ]
-    lines.append(
-        f"speed-up: {'; '.join(speedups) or '-'}; identical replies in "
-        f"{summary['identical_episodes']} of {summary['episodes']} episodes"
-    )
+    same = f"identical replies in {summary['identical_episodes']} of {summary['episodes']} episodes"
+    if sampled:
+        same = "sampled: each mode draws its own replies"
+    lines.append(f"speed-up: {'; '.join(speedups) or '-'}; {same}")
     return "\n".join(lines)
 
 
@@ -161,14 +206,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=2, help="runs of each mode (best counts)")
     p.add_argument(
         "--modes",
-        default=",".join(MODES),
-        help="the modes to compare, comma-separated (default %(default)s)",
+        default=",".join(DEFAULT_MODES),
+        help=f"the modes to compare, comma-separated, of {', '.join(MODES)} (default %(default)s)",
+    )
+    p.add_argument(
+        "--temperature", type=float, default=0.0, help="above 0: sampled episodes (as GRPO's)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="the sampler's seed in every mode")
+    p.add_argument(
+        "--system-prompt", default="env", help="env (the env's own), short, or the text itself"
+    )
+    p.add_argument(
+        "--step-tokens",
+        type=int,
+        default=None,
+        help="tokens a decoding step reads at most across rows, drafts included "
+        "(default: meeting_gym.agentkit.kvcache.STEP_TOKENS)",
     )
     p.add_argument("--json", action="store_true", help="print the measurements as JSON")
     args = p.parse_args(argv)
     for name in ("n", "max_turns", "max_tokens", "batch", "repeats"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.step_tokens is not None and args.step_tokens < 1:
+        p.error("--step-tokens must be at least 1")
+    if not 0.0 <= args.temperature <= 10.0:
+        p.error(f"--temperature must be between 0 and 10, got {args.temperature}")
     try:
         summary = run(
             args.model,
@@ -180,10 +243,16 @@ def main(argv: list[str] | None = None) -> int:
             batch=args.batch,
             repeats=args.repeats,
             modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
+            temperature=args.temperature,
+            seed=args.seed,
+            system_prompt=args.system_prompt,
+            step_tokens=args.step_tokens,
         )
     except ValueError as exc:
         p.error(str(exc))
     print(json.dumps(summary, indent=2) if args.json else table(summary))
+    if args.temperature > 0:
+        return 0
     return 0 if summary["identical_episodes"] == summary["episodes"] else 1
 
 

@@ -29,12 +29,16 @@ from typing import Any
 
 DEFAULT_DRAFT = 8
 """Tokens drafted per row and step by prompt lookup (:class:`Drafter`), greedy decoding only."""
-STEP_TOKENS = 72
-"""Tokens one decoding step reads at most across rows, drafts included (8 rows of 1 + 8).
+STEP_TOKENS = 24
+"""Tokens one decoding step reads at most across rows, drafts included.
 
-A step's cost is the weights' read while it reads few tokens, then grows with them: 16 rows
-with 8-token drafts each read 144 tokens a step and generated half as fast as without
-drafts. Past 8 rows each row's draft is cut to share this budget."""
+A step's cost is the weights' read while it reads few tokens, then grows with them. On the
+2-core CPU of the benchmarks page, two greedy MeetingSlot episodes (2 rows of 1 + 8, 18
+tokens a step) ran 2.40x faster with drafts than without, while sixteen (16 rows of 1 + 3,
+64 tokens a step, at the old budget of 72) ran 1.25x slower, with the same replies
+(``python -m meeting_gym.bench_local --modes nodraft,continuous``). So a row's draft is cut
+to share 24 tokens: whole drafts for 2 rows, 2 tokens each for 8, none from 13 rows up
+until rows end."""
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
 """Keys and values kept at most (2 GiB): SmolLM2-135M keeps 46 KB a token, so about 45,000
 tokens, a batch of 16 MeetingSlot episodes of 2,800 tokens each."""

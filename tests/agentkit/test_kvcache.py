@@ -333,3 +333,104 @@ def test_the_local_bench_plays_every_mode_and_finds_the_same_replies(tiny, capsy
         bench_local.main(["--modes", "static,fast"])
     assert bad.value.code == 2
     assert "modes must be some of uncached, static, continuous" in capsys.readouterr().err
+
+
+def test_the_local_bench_samples_episodes_and_reports_each_modes_rewards(tiny):
+    from meeting_gym import bench_local
+
+    summary = bench_local.run(
+        "tiny", env="MeetingSlot-v0", split="curated", n=3, max_turns=2, max_tokens=6,
+        batch=2, repeats=1, loaded=tiny, modes=("nodraft", "continuous"), temperature=1.0,
+    )  # fmt: skip
+    assert "speedup_continuous_over_nodraft" in summary
+    for mode in ("nodraft", "continuous"):
+        reward = summary[f"{mode}_reward"]
+        assert 0.0 <= reward["mean"] <= 1.2 and reward["ci95"] >= 0.0
+        assert summary[f"{mode}_tokens_per_episode"] > 0
+    text = bench_local.table(summary)
+    assert "sampled at temperature 1.0" in text and "each mode draws its own replies" in text
+
+
+def test_no_drafts_or_a_one_token_step_budget_read_a_token_a_step_with_the_same_reply(tiny):
+    from meeting_gym.agentkit import kvcache
+
+    steps: list[int] = []
+    real = kvcache.generate
+
+    def counting(*args, **kwargs):
+        kwargs["on_step"] = steps.append
+        return real(*args, **kwargs)
+
+    text = "result: busy 09:00-10:00, busy 09:00-10:00, busy 09:00-10:00"
+    replies = {}
+    for name, settings in (
+        ("default", {}),
+        ("none", {"draft_tokens": 0}),
+        ("one", {"step_tokens": 1}),
+    ):
+        steps.clear()
+        kvcache.generate = counting
+        try:
+            with LocalChatClient(tiny, prefix_cache=True, **settings) as client:
+                reply = client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": text}], max_tokens=30
+                )
+        finally:
+            kvcache.generate = real
+        replies[name] = (reply.choices[0].message.content, len(steps))
+    assert replies["none"][0] == replies["one"][0] == replies["default"][0]  # greedy: the same
+    assert replies["none"][1] == replies["one"][1] == 30 > replies["default"][1]
+    for bad in ({"draft_tokens": -1}, {"step_tokens": -2}):
+        with pytest.raises(ValueError, match=f"{next(iter(bad))} must be 0 or more"):
+            LocalChatClient(tiny, **bad)
+
+
+def test_a_long_new_prompt_is_read_alone_so_a_short_one_beside_it_is_not_padded(tiny, monkeypatch):
+    from meeting_gym.agentkit import kvcache, local
+
+    monkeypatch.setattr(local, "PREFILL_TOKENS", 40)  # a later turn's ~25 new tokens: short
+    calls: list[tuple[list[int], list[int]]] = []
+    real = kvcache.generate
+
+    def spy(model, prompts, *, cache, max_tokens, **kwargs):
+        # each prompt's tokens to read anew, and its budget
+        calls.append(([len(p) - cache.match(p)[1] for p in prompts], list(max_tokens)))
+        return real(model, prompts, cache=cache, max_tokens=max_tokens, **kwargs)
+
+    monkeypatch.setattr(kvcache, "generate", spy)
+    first = [{"role": "user", "content": "When is alice free?"}]
+    opening = [{"role": "user", "content": "Find a slot for bob and carol next week, " * 3}]
+
+    def play(prefill: bool):
+        calls.clear()
+        with LocalChatClient(tiny, batch_size=2, gather_s=0.5, prefill=prefill) as client:
+            ask = client.chat.completions.create
+            reply = ask(model="m", messages=first, max_tokens=8).choices[0].message.content
+            later = [*first, {"role": "assistant", "content": reply}]
+            later.append({"role": "user", "content": "busy 9-10"})
+            out: dict[str, str] = {}
+
+            def one(name, messages):
+                answer = ask(model="m", messages=messages, max_tokens=8)
+                out[name] = answer.choices[0].message.content
+
+            threads = [
+                threading.Thread(target=one, args=("later", later)),
+                threading.Thread(target=one, args=("opening", opening)),
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+        return out, dict(client.stats), list(calls)
+
+    plain, plain_stats, plain_calls = play(False)
+    read_alone, stats, calls_made = play(True)
+    assert read_alone == plain  # the same greedy replies
+    assert stats == plain_stats  # the same tokens counted as read, reused and generated
+    together = [c for c in plain_calls if len(c[0]) == 2]
+    assert together and max(together[0][0]) >= 40 > min(together[0][0])  # one batch, padded
+    prefill = [c for c in calls_made if c[1] == [0]]
+    assert len(prefill) == 1 and prefill[0][0][0] >= 40  # the opening read alone first
+    batch = [c for c in calls_made if len(c[0]) == 2]
+    assert batch and max(batch[0][0]) < 40  # then every row reads a few tokens
