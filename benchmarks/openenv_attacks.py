@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 # the sibling benchmark's helpers (this folder is on sys.path when a script here runs)
-from openenv_load import free_port, get_health, rss_mb
+from openenv_load import free_port, probe_health, rss_mb
 
 from meeting_gym.adapters.openenv import wait_healthy
 
@@ -102,21 +102,6 @@ class Server:
         return self.stopped
 
 
-async def health_probe(port: int, stop: float, latencies: list, failures: list) -> None:
-    """GET /health on a fresh connection five times a second until ``stop``."""
-    while time.monotonic() < stop:
-        start = time.perf_counter()
-        try:
-            answer = await get_health(port)
-            ok = answer.startswith(b"HTTP/1.1 200")
-        except (OSError, TimeoutError):
-            ok = False
-        latencies.append(time.perf_counter() - start)
-        if not ok:
-            failures.append(1)
-        await asyncio.sleep(0.2)
-
-
 class Victims:
     """Well-behaved sessions: each plays reset (seed 1) and 3 steps, again and again; each
     reply is checked against the first episode's (the quiet phase's)."""
@@ -149,7 +134,7 @@ class Victims:
         stop = time.monotonic() + seconds
         steps: list[float] = []
         health: list[float] = []
-        failures: list[int] = []
+        failures: list[str] = []
         samples: list[float] = []
 
         async def sample() -> None:
@@ -159,7 +144,7 @@ class Victims:
 
         await asyncio.gather(
             sample(),
-            health_probe(server.port, stop, health, failures),
+            probe_health(server.port, stop, health, failures),
             *(self.play(server.url, stop, steps) for _ in range(VICTIMS)),
         )
         return {

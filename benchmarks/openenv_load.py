@@ -278,9 +278,17 @@ async def get_health(port: int) -> bytes:
     return answer
 
 
-async def probe_health(port: int, stop: asyncio.Event, latencies: list, failures: list) -> None:
-    """GET /health on a fresh connection five times a second until ``stop``."""
-    while not stop.is_set():
+async def probe_health(
+    port: int, stop: asyncio.Event | float, latencies: list, failures: list
+) -> None:
+    """GET /health on a fresh connection five times a second until ``stop``: an event, or a
+    ``time.monotonic()`` deadline. Each probe's time goes to ``latencies``; each status
+    other than 200 (or the error's name) to ``failures``."""
+
+    def over() -> bool:
+        return stop.is_set() if isinstance(stop, asyncio.Event) else time.monotonic() >= stop
+
+    while not over():
         start = time.perf_counter()
         try:
             answer = await get_health(port)
@@ -290,8 +298,11 @@ async def probe_health(port: int, stop: asyncio.Event, latencies: list, failures
         latencies.append(time.perf_counter() - start)
         if status != b"200":
             failures.append(status.decode(errors="replace"))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 0.2)
+        if isinstance(stop, asyncio.Event):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 0.2)
+        else:
+            await asyncio.sleep(max(min(0.2, stop - time.monotonic()), 0.0))
 
 
 def _post(url: str, body: bytes) -> int:
