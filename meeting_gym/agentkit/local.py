@@ -234,15 +234,12 @@ class LocalChatClient:
         self.gather_s = gather_s
         self.continuous = continuous
         self.prefill = prefill
-        for name, value in (("draft_tokens", draft_tokens), ("step_tokens", step_tokens)):
+        given = {"draft_tokens": draft_tokens, "step_tokens": step_tokens}
+        for name, value in given.items():
             if value is not None and (isinstance(value, bool) or value < 0):
                 raise ValueError(f"{name} must be 0 or more, got {value!r}")
         # only what is given goes to generate(), whose defaults stay the one source
-        self._drafting = {
-            name: value
-            for name, value in (("draft_tokens", draft_tokens), ("step_tokens", step_tokens))
-            if value is not None
-        }
+        self._drafting = {name: value for name, value in given.items() if value is not None}
         self.native_tools = template_has_tools(self.tokenizer)
         self.context = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
         eos = {self.tokenizer.eos_token_id}
