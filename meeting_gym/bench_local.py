@@ -32,6 +32,7 @@ printed with their 95% intervals, to be compared.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -135,6 +136,10 @@ def run(
         "modes": list(modes),
         "load_s": round(load_s, 1),
         "identical_episodes": same,
+        # a digest of each mode's replies: runs in other processes compare by it
+        "replies_sha256": {
+            mode: hashlib.sha256(json.dumps(seen[mode]).encode()).hexdigest() for mode in modes
+        },
         "runs": runs,
     }
     for mode in modes:

@@ -43,6 +43,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from meeting_gym.agentkit.kvcache import Heartbeat, PrefixCache
+from meeting_gym.agentkit.memory import keep_freed_memory
 from meeting_gym.core.protocol import AnswerAction, ToolCallsAction, parse_action
 
 INSTALL_HINT = (
@@ -129,8 +130,14 @@ def _transformers() -> Any:
 
 
 def load_model(source: ModelSource) -> tuple[Any, Any]:
-    """The tokenizer and causal LM of ``source`` (float32 on the CPU, local files only)."""
+    """The tokenizer and causal LM of ``source`` (float32 on the CPU, local files only).
+
+    Loading one also sets glibc to keep freed memory for reuse
+    (:func:`~meeting_gym.agentkit.memory.keep_freed_memory`; ``MEETING_GYM_MALLOC=default``
+    leaves it alone).
+    """
     torch, transformers = _transformers()
+    keep_freed_memory()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub, whatever is named
     kwargs: dict[str, Any] = {"local_files_only": True}
     if source.gguf_file is not None:

@@ -14,6 +14,7 @@ for the server, ``pip install "llama-cpp-python[server]"``; ``.ci/run`` installs
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -114,6 +115,28 @@ def test_the_cli_local_policy_writes_rows_that_replay(tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["options"]["index"] for r in rows] == [0, 1, 2]
     check_replays(rows)
+
+
+def test_the_allocator_benchmark_runs_both_settings_with_the_same_replies():
+    from paths import ROOT
+
+    done = subprocess.run(
+        [
+            sys.executable, str(ROOT / "benchmarks" / "local_allocator.py"), "--json",
+            "--model", "smollm2", "--split", "curated", "-n", "2", "--max-turns", "2",
+            "--max-tokens", "8",
+        ],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert [r["setting"] for r in result["runs"]] == ["kept", "default"]
+    assert result["identical_replies"] is True
+    kept, default = result["runs"]
+    assert kept["s_per_episode"] > 0 and default["s_per_episode"] > 0
+    # the same work, fewer pages faulted in with freed memory kept
+    assert kept["minor_faults"] < default["minor_faults"]
 
 
 def free_port() -> int:

@@ -1,0 +1,75 @@
+"""glibc's allocator set to keep freed memory (:mod:`meeting_gym.agentkit.memory`).
+
+The settings are process-wide, so their effect is measured in child processes: a loop that
+makes and frees 64 MB tensors faults in every page of each under glibc's defaults, and none
+once freed memory is kept. (Below 32 MB glibc raises its mmap threshold by itself once a
+mapped chunk is freed, so whether smaller tensors fault again depends on the heap's layout;
+the model's steps showed it does.) The side-by-side timing on the real model is
+``benchmarks/local_allocator.py`` (tests/integration/test_real_model.py runs it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from meeting_gym.agentkit import memory
+
+GLIBC_LINUX = sys.platform.startswith("linux") and os.confstr("CS_GNU_LIBC_VERSION") is not None
+
+LOOP = """
+import resource, sys
+import torch
+from meeting_gym.agentkit.memory import keep_freed_memory
+print(keep_freed_memory())
+x = torch.ones(1 << 24)  # 64 MB
+for _ in range(3):  # warm up: the heap grows once
+    y = x * 2 + 1
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(30):
+    y = x * 2 + 1
+    del y
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+def faults(setting: str | None) -> tuple[bool, int]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUN"))}
+    env.pop(memory.OPT_OUT, None)
+    if setting is not None:
+        env[memory.OPT_OUT] = setting
+    env["OMP_NUM_THREADS"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", LOOP], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    applied, count = done.stdout.split()
+    return applied == "True", int(count)
+
+
+@pytest.mark.skipif(not GLIBC_LINUX, reason="glibc's mallopt")
+def test_kept_memory_stops_a_tensor_loop_from_faulting_in_its_pages_again():
+    pytest.importorskip("torch")
+    applied_default, default = faults("default")
+    applied_kept, kept = faults(None)
+    assert (applied_default, applied_kept) == (False, True)
+    # glibc's defaults: each 64 MB temporary is mapped fresh (16,384 pages), every iteration
+    # (above 32 MB glibc never raises its threshold by itself)
+    assert default > 30 * 10_000
+    assert kept < default // 10  # at most the heap growing once (2 x 16,384 pages)
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"MEETING_GYM_MALLOC": "default"},
+        {"MALLOC_TRIM_THRESHOLD_": "131072"},
+        {"MALLOC_MMAP_THRESHOLD_": "131072"},
+        {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=131072"},
+    ],
+)
+def test_a_user_who_chose_the_allocators_settings_keeps_them(environ):
+    assert memory.keep_freed_memory(environ) is False
