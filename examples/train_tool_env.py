@@ -11,8 +11,10 @@ The multi-turn pipeline, in phases that each resume from what the last run saved
 3. ``grpo``: GRPO over whole episodes from the SFT model (``meeting_gym.agents.grpo``): each
    step samples ``--group`` episodes of ``--prompts`` fresh train items, the env's rubric the
    only reward, tool results masked from the loss; groups whose rewards do not spread are
-   counted and replaced by fresh items (``--redraws``); saved after every step and resumed;
-   the result is ``grpo_model/``;
+   counted and replaced by fresh items (``--redraws``); with ``--curriculum`` the items are
+   a curriculum's draws (``meeting_gym.core.curriculum``: the difficulty where sampled
+   success is inside the band, and items whose groups spread offered again); saved after
+   every step and resumed; the result is ``grpo_model/``;
 4. ``eval``: the models of ``--models`` (``base``, ``sft``, ``grpo``) on the same ``eval``
    items (none trained on: checked), greedy, through the local-model policy with the same
    system prompt, beside the env's reference policies; every row is replayed on a fresh env
@@ -87,6 +89,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=2,
         help="GRPO: rounds of fresh items drawn to replace groups whose rewards do not spread",
     )
+    p.add_argument(
+        "--curriculum",
+        action="store_true",
+        help="GRPO draws its items from a curriculum over the difficulties (from the easiest, "
+        "moving where sampled success is inside the band) and offers again items whose "
+        "groups' rewards spread; needs --difficulty ''",
+    )
+    p.add_argument(
+        "--curriculum-up-to",
+        default=None,
+        help="with --curriculum: the hardest difficulty it may reach (default: every one)",
+    )
+    p.add_argument(
+        "--curriculum-low",
+        type=float,
+        default=0.1,
+        help="with --curriculum: the band's lower edge (a group of 8 with one success, 0.125, "
+        "is inside 0.1)",
+    )
+    p.add_argument(
+        "--curriculum-replay",
+        type=float,
+        default=0.5,
+        help="with --curriculum: the share of draws that offer again an item whose group's "
+        "rewards spread",
+    )
+    p.add_argument(
+        "--curriculum-replays",
+        type=int,
+        default=2,
+        help="with --curriculum: how many more times one item may be offered",
+    )
     p.add_argument("--models", default="sft", help="comma-separated: base, sft, grpo")
     p.add_argument("--eval-n", type=int, default=200, help="held-out eval items")
     p.add_argument("--eval-batch", type=int, default=16, help="episodes generated together")
@@ -108,11 +142,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("episodes", "batch", "micro_batch", "eval_n", "eval_batch", "max_turns"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.curriculum and args.difficulty:
+        p.error("--curriculum chooses the difficulty itself: give --difficulty ''")
+    args.rules = None
+    if args.curriculum:
+        from meeting_gym.core.curriculum import Curriculum
+
+        try:
+            args.rules = curriculum_rules(args)
+            Curriculum.for_env(args.env, up_to=args.curriculum_up_to, rules=args.rules)
+        except ValueError as exc:
+            p.error(f"--curriculum: {exc}")
     try:
         args.prompt_text = system_prompt_for(args.env, args.system_prompt)
     except ValueError as exc:
         p.error(str(exc))
     return args
+
+
+def curriculum_rules(args: argparse.Namespace) -> Any:
+    """The curriculum's rules of ``--curriculum-*`` (a ValueError names a wrong one)."""
+    from meeting_gym.core.curriculum import Rules
+
+    return Rules(
+        low=args.curriculum_low, replay=args.curriculum_replay, replays=args.curriculum_replays
+    )
 
 
 def load(name: str) -> tuple[Any, Any]:
@@ -184,9 +238,12 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
 def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """GRPO over whole episodes from ``sft_model/`` (or resumed); ``grpo_model/`` at the end.
 
-    Each step plays ``--prompts`` fresh train items (after the SFT ones) ``--group`` times;
-    groups whose rewards do not spread are counted, and up to ``--redraws`` rounds of fresh
-    items replace them. The model, optimizer and log are saved after every step.
+    Each step plays ``--prompts`` train items (never the SFT ones) ``--group`` times; groups
+    whose rewards do not spread are counted, and up to ``--redraws`` rounds of more items
+    replace them. The items are the next fresh ones of the default mix, or, with
+    ``--curriculum``, a curriculum's draws (the level where sampled success sits in the
+    band; items whose groups spread offered again). The model, optimizer, curriculum and
+    log are saved after every step.
     """
     import torch
 
@@ -197,7 +254,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         policy_step,
         rollout_groups,
     )
-    from meeting_gym.core.splits import load_split
+    from meeting_gym.core.curriculum import Curriculum
 
     folder, state_dir = out / "grpo_model", out / "grpo"
     state_file = state_dir / "state.pt"
@@ -207,37 +264,36 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     tokenizer, model = load(str(state_dir / "model" if resumed else out / "sft_model"))
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.grpo_lr, weight_decay=0.0)
     log: list[dict[str, Any]] = []
+    curriculum = (
+        Curriculum.for_env(args.env, up_to=args.curriculum_up_to, seed=SPLIT_SEED, rules=args.rules)
+        if args.curriculum
+        else None
+    )
     if resumed:
         state = torch.load(state_file, weights_only=False)
         optimizer.load_state_dict(state["optimizer"])
         log = state["log"]
+        if curriculum is not None:
+            if state.get("curriculum") is None:
+                raise SystemExit("this GRPO run began without --curriculum: resume it without")
+            curriculum = Curriculum.from_state(state["curriculum"])
+    draws = item_source(args, curriculum)
     stops = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
-    per_step = args.prompts * (1 + args.redraws)
-    pool = load_split(
-        "train",
-        args.episodes + args.grpo_steps * per_step,
-        SPLIT_SEED,
-        args.difficulty or None,
-        env=args.env,
-    )[args.episodes :]  # never an item SFT trained on
     started = time.perf_counter()
     for step in range(len(log), args.grpo_steps):
         began = time.perf_counter()
-        first = step * per_step
-        fresh = iter(enumerate(pool[first : first + per_step], start=args.episodes + first))
         kept_groups: list[list[Any]] = []
-        drawn, flat, rewards = 0, 0, []
+        drawn, flat, rewards, levels = 0, 0, [], []
         for _ in range(1 + args.redraws):
             want = args.prompts - len(kept_groups)
-            chosen = [pair for _, pair in zip(range(want), fresh, strict=False)]
-            items = [item for _, item in chosen]
-            if not items:
+            chosen = draws(step, drawn, want)
+            if not chosen:
                 break
             seed = args.seed + 1000 * step + drawn
             groups = rollout_groups(
                 (tokenizer, model),
                 args.env,
-                items,
+                [item for _, item in chosen],
                 args.group,
                 system_prompt=args.prompt_text,
                 max_turns=args.max_turns,
@@ -245,10 +301,14 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 temperature=args.temperature,
                 seed=seed,
             )
-            write_rollouts(args, state_dir, step, seed, chosen, groups)
-            drawn += len(items)
+            write_rollouts(args, state_dir, step, seed, [o for o, _ in chosen], groups)
+            drawn += len(chosen)
             returns = [[r.reward for r in g] for g in groups]
             rewards += [x for g in returns for x in g]
+            if curriculum is not None:
+                for (options, _), group_returns in zip(chosen, returns, strict=True):
+                    levels.append(options["difficulty"])
+                    curriculum.report(options["draw"], group_returns)
             kept, no_spread = informative(returns)
             flat += no_spread
             kept_groups += [groups[k] for k in kept]
@@ -271,11 +331,19 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             "loss": loss,
             "seconds": round(time.perf_counter() - began, 1),
         }
+        if curriculum is not None:
+            entry["levels"] = {level: levels.count(level) for level in sorted(set(levels))}
+            entry["level_next"] = curriculum.current
+            entry["replayed"] = curriculum.replayed
         log.append(entry)
         print(json.dumps(entry), file=sys.stderr, flush=True)
         model.save_pretrained(state_dir / "model")
         tokenizer.save_pretrained(state_dir / "model")
-        torch.save({"optimizer": optimizer.state_dict(), "log": log}, state_file)
+        state = {"optimizer": optimizer.state_dict(), "log": log}
+        if curriculum is not None:
+            state["curriculum"] = curriculum.state()
+            curriculum.save(state_dir / "curriculum.json")
+        torch.save(state, state_file)
         (state_dir / "grpo_log.json").write_text(json.dumps(log, indent=1))
         if time.perf_counter() - started > args.phase_minutes * 60 and step + 1 < args.grpo_steps:
             return {"log": log, "done": False}
@@ -285,12 +353,56 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     return {"log": log, "done": True}
 
 
+def item_source(args: argparse.Namespace, curriculum: Any) -> Any:
+    """``draws(step, drawn, n)``: the next ``n`` GRPO items of a step, as (options, item).
+
+    Without a curriculum, step ``s`` plays the fresh train items after the SFT ones,
+    ``prompts * (1 + redraws)`` of them a step (``drawn`` already played); with one, its
+    next draws, each item's ``options["draw"]`` the draw to report back.
+    """
+    from meeting_gym.core.splits import load_split, make_task, split_item
+
+    if curriculum is not None:
+        task = make_task(args.env)
+
+        def from_curriculum(step: int, drawn: int, n: int) -> list[tuple[dict[str, Any], Any]]:
+            chosen = []
+            for draw in curriculum.take(n):
+                item, _ = split_item(task, "train", draw.index, draw.split_seed, draw.level)
+                chosen.append(({**draw.options, "draw": draw}, item))
+            return chosen
+
+        return from_curriculum
+    per_step = args.prompts * (1 + args.redraws)
+    pool = load_split(
+        "train",
+        args.episodes + args.grpo_steps * per_step,
+        SPLIT_SEED,
+        args.difficulty or None,
+        env=args.env,
+    )[args.episodes :]  # never an item SFT trained on
+
+    def fresh(step: int, drawn: int, n: int) -> list[tuple[dict[str, Any], Any]]:
+        first = step * per_step + drawn
+        budget = max(0, min(n, per_step - drawn))
+        chosen = []
+        for k, item in enumerate(pool[first : first + budget]):
+            options = {"split": "train", "index": args.episodes + first + k}
+            options["split_seed"] = SPLIT_SEED
+            if args.difficulty:
+                options["difficulty"] = args.difficulty
+            chosen.append((options, item))
+        return chosen
+
+    return fresh
+
+
 def write_rollouts(
     args: argparse.Namespace,
     state_dir: Path,
     step: int,
     seed: int,
-    chosen: list[tuple[int, Any]],
+    options: list[dict[str, Any]],
     groups: list[list[Any]],
 ) -> None:
     """Append each rollout of a step to ``grpo/rollouts.jsonl`` as a row that replays it."""
@@ -298,16 +410,14 @@ def write_rollouts(
 
     state_dir.mkdir(parents=True, exist_ok=True)
     with open(state_dir / "rollouts.jsonl", "a", encoding="utf-8") as handle:
-        for j, ((index, _), group) in enumerate(zip(chosen, groups, strict=True)):
-            options = {"split": "train", "index": index, "split_seed": SPLIT_SEED}
-            if args.difficulty:
-                options["difficulty"] = args.difficulty
+        for j, (item_options, group) in enumerate(zip(options, groups, strict=True)):
+            reset = {k: v for k, v in item_options.items() if k != "draw"}
             for r, result in enumerate(group):
                 row = replayable_row(
                     result,
                     env=args.env,
                     seed=seed + j * args.group + r,  # the runner seeds job k with seed + k
-                    options=options,
+                    options=reset,
                     tool_protocol="text",
                     max_turns=args.max_turns,
                 )
@@ -537,14 +647,16 @@ def main(argv: list[str] | None = None) -> int:
                 if label in args.model_list and not (out / f"{label}_model").is_dir():
                     raise SystemExit(f"no {label}_model/: finish the {label} phase first")
             results = evaluate_all(args, out, episodes)
-            results["config"] = {k: v for k, v in vars(args).items() if k != "prompt_text"}
+            results["config"] = {
+                k: v for k, v in vars(args).items() if k not in ("prompt_text", "rules")
+            }
             results["system_prompt"] = args.prompt_text
             (out / "results.json").write_text(json.dumps(results, indent=2))
             text = table(results)
             (out / "table.md").write_text(text + "\n")
             print(text)
         times[phase] = round(time.perf_counter() - began, 1) + (
-            times.get(phase, 0) if phase == "sft" else 0
+            times.get(phase, 0) if phase in ("sft", "grpo") else 0  # they resume
         )
         times_file.write_text(json.dumps(times, indent=2))
         print(f"{phase}: {times[phase]:.0f} s", file=sys.stderr, flush=True)

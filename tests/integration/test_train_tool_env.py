@@ -11,6 +11,7 @@ that episode replayed on a fresh env.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -108,3 +109,29 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert "eval sft: read back from eval_sft.jsonl" in again.stderr
     reread = json.loads((out / "results.json").read_text())
     assert reread["summary"]["sft"] == results["summary"]["sft"]
+
+    # GRPO from a curriculum: stopped after its first step, resumed with its curriculum
+    other = tmp_path / "curriculum"
+    other.mkdir()
+    shutil.copytree(out / "sft_model", other / "sft_model")
+    settings = [
+        "--out", str(other), "--phases", "grpo", "--curriculum", "--grpo-steps", "2",
+        "--prompts", "1", "--group", "2", "--redraws", "0", "--curriculum-replay", "0",
+        "--curriculum-up-to", "hard",
+    ]  # fmt: skip
+    first = run(*settings, "--phase-minutes", "0")
+    assert "GRPO stopped after 1 steps (saved)" in first.stdout
+    saved = json.loads((other / "grpo" / "curriculum.json").read_text())
+    assert saved["drawn"] == {"easy": 1, "medium": 0, "hard": 0}
+    run(*settings)
+    log = json.loads((other / "grpo" / "grpo_log.json").read_text())
+    assert [e["step"] for e in log] == [1, 2] and log[0]["levels"] == {"easy": 1}
+    rollouts = [json.loads(x) for x in (other / "grpo" / "rollouts.jsonl").read_text().splitlines()]
+    # the resumed run drew the curriculum's next item, not its first again
+    assert [r["options"]["index"] for r in rollouts] == [0, 0, 1, 1]
+    assert {r["options"]["difficulty"] for r in rollouts} == {"easy"}
+    for row in rollouts:
+        replay = replay_row(row)
+        assert replay.mismatches == [] and replay.breakdown() == row["breakdown"]
+    with pytest.raises(AssertionError, match="chooses the difficulty itself"):
+        run("--out", str(other), "--phases", "grpo", "--curriculum", "--difficulty", "easy")
