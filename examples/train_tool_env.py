@@ -283,7 +283,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     for step in range(len(log), args.grpo_steps):
         began = time.perf_counter()
         kept_groups: list[list[Any]] = []
-        drawn, flat, rewards, levels = 0, 0, [], []
+        drawn, flat, rewards, levels, distinct = 0, 0, [], [], []
         for _ in range(1 + args.redraws):
             want = args.prompts - len(kept_groups)
             chosen = draws(step, drawn, want)
@@ -305,6 +305,8 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             drawn += len(chosen)
             returns = [[r.reward for r in g] for g in groups]
             rewards += [x for g in returns for x in g]
+            # a group's distinct final answers: falling toward 1 is the policy collapsing
+            distinct += [len({str(r.answer) for r in g}) for g in groups]
             if curriculum is not None:
                 for (options, _), group_returns in zip(chosen, returns, strict=True):
                     levels.append(options["difficulty"])
@@ -328,6 +330,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             "groups_without_spread": flat,
             "frac_reward_zero_std": round(flat / max(drawn, 1), 4),
             "groups_trained": len(kept_groups),
+            "answers_per_group": round(sum(distinct) / max(len(distinct), 1), 2),
             "loss": loss,
             "seconds": round(time.perf_counter() - began, 1),
         }

@@ -34,6 +34,10 @@ TINY = [
 ]  # fmt: skip
 
 
+def rollouts_of(out) -> list[dict]:
+    return [json.loads(x) for x in (out / "grpo" / "rollouts.jsonl").read_text().splitlines()]
+
+
 def run(*args: str) -> subprocess.CompletedProcess:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *TINY, *args], capture_output=True, text=True, timeout=900
@@ -98,6 +102,7 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     [entry] = json.loads((out / "grpo" / "grpo_log.json").read_text())
     assert entry["step"] == 1 and entry["groups_drawn"] == 1
     assert entry["groups_trained"] + entry["groups_without_spread"] == 1
+    assert entry["answers_per_group"] == len({str(r["answer"]) for r in rollouts_of(out)})
     assert (out / "grpo_model" / "config.json").is_file()
     rollouts = [json.loads(x) for x in (out / "grpo" / "rollouts.jsonl").read_text().splitlines()]
     assert len(rollouts) == 2 and all(r["step"] == 1 for r in rollouts)
