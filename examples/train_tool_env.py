@@ -277,6 +277,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             if state.get("curriculum") is None:
                 raise SystemExit("this GRPO run began without --curriculum: resume it without")
             curriculum = Curriculum.from_state(state["curriculum"])
+    drop_unsaved_rollouts(state_dir / "rollouts.jsonl", len(log))
     draws = item_source(args, curriculum)
     stops = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
     started = time.perf_counter()
@@ -354,6 +355,16 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     tokenizer.save_pretrained(folder)
     (state_dir / "grpo_log.json").write_text(json.dumps(log, indent=1))
     return {"log": log, "done": True}
+
+
+def drop_unsaved_rollouts(path: Path, saved_steps: int) -> None:
+    """Keep the rollout rows of saved steps only: a step stopped before its save is redone."""
+    if not path.is_file():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["step"] <= saved_steps]
+    if len(kept) != len(lines):
+        path.write_text("".join(kept), encoding="utf-8")
 
 
 def item_source(args: argparse.Namespace, curriculum: Any) -> Any:

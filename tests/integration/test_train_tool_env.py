@@ -103,6 +103,15 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert entry["step"] == 1 and entry["groups_drawn"] == 1
     assert entry["groups_trained"] + entry["groups_without_spread"] == 1
     assert entry["answers_per_group"] == len({str(r["answer"]) for r in rollouts_of(out)})
+    # the page's per-step table of a run's groups reads the same rows
+    table = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "grpo_groups.py"),
+         str(out / "grpo" / "rollouts.jsonl"), "--group", "2"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    exact = int(sum(r["breakdown"]["exact_match"] for r in rollouts_of(out)))
+    line = f"| 1 | 1 | {entry['answers_per_group']:.2f} | {exact} of 2 |"
+    assert table.returncode == 0 and line in table.stdout.splitlines(), table.stdout
     assert (out / "grpo_model" / "config.json").is_file()
     rollouts = [json.loads(x) for x in (out / "grpo" / "rollouts.jsonl").read_text().splitlines()]
     assert len(rollouts) == 2 and all(r["step"] == 1 for r in rollouts)
@@ -128,6 +137,9 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert "GRPO stopped after 1 steps (saved)" in first.stdout
     saved = json.loads((other / "grpo" / "curriculum.json").read_text())
     assert saved["drawn"] == {"easy": 1, "medium": 0, "hard": 0}
+    # a step stopped before its save left rows behind: the resumed run drops them
+    with open(other / "grpo" / "rollouts.jsonl", "a") as handle:
+        handle.write(json.dumps({"step": 2, "unsaved": True}) + "\n")
     run(*settings)
     log = json.loads((other / "grpo" / "grpo_log.json").read_text())
     assert [e["step"] for e in log] == [1, 2] and log[0]["levels"] == {"easy": 1}
