@@ -261,6 +261,11 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     if folder.is_dir():
         return {"log": json.loads((state_dir / "grpo_log.json").read_text()), "done": True}
     resumed = state_file.is_file()
+    # a run resumes as it began: with its curriculum (saved beside its state) or without
+    began_with = (state_dir / "curriculum.json").is_file()
+    if resumed and began_with != args.curriculum:
+        said = "with" if began_with else "without"
+        raise SystemExit(f"this GRPO run began {said} --curriculum: resume it {said}")
     tokenizer, model = load(str(state_dir / "model" if resumed else out / "sft_model"))
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.grpo_lr, weight_decay=0.0)
     log: list[dict[str, Any]] = []
@@ -274,8 +279,6 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         optimizer.load_state_dict(state["optimizer"])
         log = state["log"]
         if curriculum is not None:
-            if state.get("curriculum") is None:
-                raise SystemExit("this GRPO run began without --curriculum: resume it without")
             curriculum = Curriculum.from_state(state["curriculum"])
     drop_unsaved_rollouts(state_dir / "rollouts.jsonl", len(log))
     draws = item_source(args, curriculum)

@@ -137,6 +137,14 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert "GRPO stopped after 1 steps (saved)" in first.stdout
     saved = json.loads((other / "grpo" / "curriculum.json").read_text())
     assert saved["drawn"] == {"easy": 1, "medium": 0, "hard": 0}
+    # a run resumes as it began: not without its curriculum, and a plain run not with one
+    plain = [*settings[:2], "--phases", "grpo", "--grpo-steps", "2", "--prompts", "1"]
+    with pytest.raises(AssertionError, match="began with --curriculum: resume it with"):
+        run(*plain)
+    shutil.copytree(other / "grpo", tmp_path / "plain" / "grpo")
+    (tmp_path / "plain" / "grpo" / "curriculum.json").unlink()  # as a plain run leaves it
+    with pytest.raises(AssertionError, match="began without --curriculum: resume it without"):
+        run("--out", str(tmp_path / "plain"), *settings[2:])
     # a step stopped before its save left rows behind: the resumed run drops them
     with open(other / "grpo" / "rollouts.jsonl", "a") as handle:
         handle.write(json.dumps({"step": 2, "unsaved": True}) + "\n")
