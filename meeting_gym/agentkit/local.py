@@ -262,6 +262,7 @@ class LocalChatClient:
         self._started = time.monotonic()
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
         self._queue: queue.Queue[_Request | None] = queue.Queue()
+        keep_freed_memory()  # before the thread: it shares the main arena only if made after
         self._thread = threading.Thread(target=self._serve, name="local-model", daemon=True)
         self._thread.start()
 

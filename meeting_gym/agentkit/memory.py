@@ -8,6 +8,12 @@ MeetingSlot episodes spent about 15% of its time in the kernel doing that
 (docs/results/benchmarks.md, "The allocator"). Raising the mmap and trim thresholds keeps
 freed memory in the heap, where the next step reuses it.
 
+The thresholds govern the main arena only. A thread gets an arena of its own, whose heaps
+are at most 64 MB, so there every larger tensor is mapped fresh and unmapped when freed,
+whatever the thresholds say; the local client generates on a thread, and a batch of 16
+long episodes makes 70 MB tensors (half its CPU time went to the kernel). So the process is
+also held to one arena: threads created after the settings share the main one.
+
 The settings are the process's, so they are applied only where a local model is loaded,
 never when a user has set glibc's own variables, and not at all with
 ``MEETING_GYM_MALLOC=default``.
@@ -26,6 +32,7 @@ USER_VARIABLES = (
     "MALLOC_MMAP_THRESHOLD_",
     "MALLOC_TRIM_THRESHOLD_",
     "MALLOC_TOP_PAD_",
+    "MALLOC_ARENA_MAX",
     "GLIBC_TUNABLES",
 )
 """glibc's own settings: a user who set any of them chose the allocator's behaviour."""
@@ -33,6 +40,7 @@ SETTINGS = (
     (-3, 256 << 20),  # M_MMAP_THRESHOLD: allocations below 256 MB come from the heap
     (-1, 1 << 30),  # M_TRIM_THRESHOLD: keep up to 1 GB free at the heap's top
     (-2, 256 << 20),  # M_TOP_PAD: grow the heap in steps of 256 MB
+    (-8, 1),  # M_ARENA_MAX: new threads share the main arena, where the above apply
 )
 _applied: bool | None = None
 
