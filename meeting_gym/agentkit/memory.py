@@ -27,7 +27,8 @@ import sys
 from collections.abc import Mapping
 
 OPT_OUT = "MEETING_GYM_MALLOC"
-"""Set to ``default`` to leave glibc's allocator as it is."""
+"""``default`` leaves glibc's allocator as it is; ``thresholds`` keeps freed memory but lets
+threads have arenas of their own (for a process whose many threads allocate at once)."""
 USER_VARIABLES = (
     "MALLOC_MMAP_THRESHOLD_",
     "MALLOC_TRIM_THRESHOLD_",
@@ -42,6 +43,7 @@ SETTINGS = (
     (-2, 256 << 20),  # M_TOP_PAD: grow the heap in steps of 256 MB
     (-8, 1),  # M_ARENA_MAX: new threads share the main arena, where the above apply
 )
+THRESHOLDS = SETTINGS[:3]
 _applied: bool | None = None
 
 
@@ -49,8 +51,9 @@ def keep_freed_memory(environ: Mapping[str, str] | None = None) -> bool:
     """Ask glibc to keep freed memory for reuse; True where the settings took effect.
 
     A no-op (False) off Linux, on another C library (musl), with ``MEETING_GYM_MALLOC=default``
-    or when one of glibc's ``MALLOC_*`` variables or ``GLIBC_TUNABLES`` is set. Applied at
-    most once a process.
+    or when one of glibc's ``MALLOC_*`` variables or ``GLIBC_TUNABLES`` is set. With
+    ``MEETING_GYM_MALLOC=thresholds`` all but the one-arena setting. Applied at most once a
+    process.
     """
     global _applied
     environ = os.environ if environ is None else environ
@@ -67,5 +70,6 @@ def keep_freed_memory(environ: Mapping[str, str] | None = None) -> bool:
         mallopt = libc.mallopt
     except (OSError, AttributeError):
         return False
-    _applied = all(mallopt(param, value) == 1 for param, value in SETTINGS)
+    chosen = THRESHOLDS if environ.get(OPT_OUT, "") == "thresholds" else SETTINGS
+    _applied = all(mallopt(param, value) == 1 for param, value in chosen)
     return _applied

@@ -86,3 +86,12 @@ def test_kept_memory_stops_a_tensor_loop_from_faulting_in_its_pages_again(where)
 )
 def test_a_user_who_chose_the_allocators_settings_keeps_them(environ):
     assert memory.keep_freed_memory(environ) is False
+
+
+@pytest.mark.skipif(not GLIBC_LINUX, reason="glibc's mallopt")
+def test_thresholds_alone_leave_a_thread_its_own_arena():
+    pytest.importorskip("torch")
+    applied, on_main = faults("thresholds", "main")
+    _, on_thread = faults("thresholds", "thread")
+    assert applied is True
+    assert on_main < 2 * 16_384 < 30 * 10_000 < on_thread  # the arena cap is what mends it

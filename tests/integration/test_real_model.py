@@ -117,7 +117,7 @@ def test_the_cli_local_policy_writes_rows_that_replay(tmp_path):
     check_replays(rows)
 
 
-def test_the_allocator_benchmark_runs_both_settings_with_the_same_replies():
+def test_the_allocator_benchmark_runs_each_setting_with_the_same_replies():
     from paths import ROOT
 
     done = subprocess.run(
@@ -131,10 +131,10 @@ def test_the_allocator_benchmark_runs_both_settings_with_the_same_replies():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
-    assert [r["setting"] for r in result["runs"]] == ["kept", "default"]
+    assert [r["setting"] for r in result["runs"]] == ["kept", "thresholds", "default"]
     assert result["identical_replies"] is True
-    kept, default = result["runs"]
-    assert kept["s_per_episode"] > 0 and default["s_per_episode"] > 0
+    kept, _, default = result["runs"]
+    assert min(r["s_per_episode"] for r in result["runs"]) > 0
     # the same work, fewer pages faulted in with freed memory kept
     assert kept["minor_faults"] < default["minor_faults"]
 
