@@ -92,9 +92,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--curriculum",
         action="store_true",
-        help="GRPO draws its items from a curriculum over the difficulties (from the easiest, "
-        "moving where sampled success is inside the band) and offers again items whose "
-        "groups' rewards spread; needs --difficulty ''",
+        help="GRPO draws its items from a curriculum over the difficulties (from the easiest "
+        "or --curriculum-from, moving where sampled success is inside the band) and offers "
+        "again items whose groups' rewards spread; needs --difficulty ''",
+    )
+    p.add_argument(
+        "--curriculum-from",
+        default=None,
+        help="with --curriculum: the difficulty it starts at (default: the easiest)",
     )
     p.add_argument(
         "--curriculum-up-to",
@@ -144,13 +149,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.curriculum and args.difficulty:
         p.error("--curriculum chooses the difficulty itself: give --difficulty ''")
-    args.rules = None
+    args.rules, args.levels = None, None
     if args.curriculum:
         from meeting_gym.core.curriculum import Curriculum
 
         try:
             args.rules = curriculum_rules(args)
-            Curriculum.for_env(args.env, up_to=args.curriculum_up_to, rules=args.rules)
+            args.levels = curriculum_levels(args)
+            Curriculum.for_env(args.env, levels=args.levels, rules=args.rules)
         except ValueError as exc:
             p.error(f"--curriculum: {exc}")
     try:
@@ -167,6 +173,21 @@ def curriculum_rules(args: argparse.Namespace) -> Any:
     return Rules(
         low=args.curriculum_low, replay=args.curriculum_replay, replays=args.curriculum_replays
     )
+
+
+def curriculum_levels(args: argparse.Namespace) -> tuple[str, ...]:
+    """The difficulties from ``--curriculum-from`` to ``--curriculum-up-to``, easiest first."""
+    from meeting_gym.core.registry import task_class
+
+    known = tuple(task_class(args.env).difficulties)
+    for flag, level in (("from", args.curriculum_from), ("up-to", args.curriculum_up_to)):
+        if level is not None and level not in known:
+            raise ValueError(f"--curriculum-{flag} {level!r}: choose one of {', '.join(known)}")
+    first = known.index(args.curriculum_from) if args.curriculum_from else 0
+    last = known.index(args.curriculum_up_to) if args.curriculum_up_to else len(known) - 1
+    if first > last:
+        raise ValueError(f"--curriculum-from {known[first]} is harder than --curriculum-up-to")
+    return known[first : last + 1]
 
 
 def load(name: str) -> tuple[Any, Any]:
@@ -270,7 +291,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.grpo_lr, weight_decay=0.0)
     log: list[dict[str, Any]] = []
     curriculum = (
-        Curriculum.for_env(args.env, up_to=args.curriculum_up_to, seed=SPLIT_SEED, rules=args.rules)
+        Curriculum.for_env(args.env, levels=args.levels, seed=SPLIT_SEED, rules=args.rules)
         if args.curriculum
         else None
     )
