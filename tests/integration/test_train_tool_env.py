@@ -143,6 +143,7 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
         run(*plain)
     shutil.copytree(other / "grpo", tmp_path / "plain" / "grpo")
     (tmp_path / "plain" / "grpo" / "curriculum.json").unlink()  # as a plain run leaves it
+    (tmp_path / "plain" / "sft_model").symlink_to(other / "sft_model")
     with pytest.raises(AssertionError, match="began without --curriculum: resume it without"):
         run("--out", str(tmp_path / "plain"), *settings[2:])
     # a step stopped before its save left rows behind: the resumed run drops them
