@@ -149,14 +149,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.curriculum and args.difficulty:
         p.error("--curriculum chooses the difficulty itself: give --difficulty ''")
-    args.rules, args.levels = None, None
+    args.rules = None
     if args.curriculum:
-        from meeting_gym.core.curriculum import Curriculum
-
         try:
             args.rules = curriculum_rules(args)
-            args.levels = curriculum_levels(args)
-            Curriculum.for_env(args.env, levels=args.levels, rules=args.rules)
+            curriculum_for(args, SPLIT_SEED)
         except ValueError as exc:
             p.error(f"--curriculum: {exc}")
     try:
@@ -175,19 +172,17 @@ def curriculum_rules(args: argparse.Namespace) -> Any:
     )
 
 
-def curriculum_levels(args: argparse.Namespace) -> tuple[str, ...]:
-    """The difficulties from ``--curriculum-from`` to ``--curriculum-up-to``, easiest first."""
-    from meeting_gym.core.registry import task_class
+def curriculum_for(args: argparse.Namespace, seed: int) -> Any:
+    """GRPO's curriculum of ``--curriculum-*`` (a ValueError names a wrong setting)."""
+    from meeting_gym.core.curriculum import Curriculum
 
-    known = tuple(task_class(args.env).difficulties)
-    for flag, level in (("from", args.curriculum_from), ("up-to", args.curriculum_up_to)):
-        if level is not None and level not in known:
-            raise ValueError(f"--curriculum-{flag} {level!r}: choose one of {', '.join(known)}")
-    first = known.index(args.curriculum_from) if args.curriculum_from else 0
-    last = known.index(args.curriculum_up_to) if args.curriculum_up_to else len(known) - 1
-    if first > last:
-        raise ValueError(f"--curriculum-from {known[first]} is harder than --curriculum-up-to")
-    return known[first : last + 1]
+    return Curriculum.for_env(
+        args.env,
+        easiest=args.curriculum_from,
+        up_to=args.curriculum_up_to,
+        seed=seed,
+        rules=args.rules,
+    )
 
 
 def load(name: str) -> tuple[Any, Any]:
@@ -290,11 +285,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     tokenizer, model = load(str(state_dir / "model" if resumed else out / "sft_model"))
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.grpo_lr, weight_decay=0.0)
     log: list[dict[str, Any]] = []
-    curriculum = (
-        Curriculum.for_env(args.env, levels=args.levels, seed=SPLIT_SEED, rules=args.rules)
-        if args.curriculum
-        else None
-    )
+    curriculum = curriculum_for(args, SPLIT_SEED) if args.curriculum else None
     if resumed:
         state = torch.load(state_file, weights_only=False)
         optimizer.load_state_dict(state["optimizer"])

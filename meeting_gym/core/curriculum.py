@@ -174,23 +174,27 @@ class Curriculum:
         cls,
         env_id: str,
         *,
+        easiest: str | None = None,
         up_to: str | None = None,
-        levels: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> Curriculum:
-        """A curriculum over ``env_id``'s difficulties (from the easiest to ``up_to``)."""
+        """A curriculum over ``env_id``'s difficulties from ``easiest`` to ``up_to`` (by
+        default every one); the levels outside the span are never drawn.
+
+        Raises ``ValueError`` naming an unknown difficulty or an inverted span.
+        """
         from meeting_gym.core.registry import task_class  # gymnasium only when asked
 
         task = task_class(env_id)
         known = tuple(task.difficulties)
-        if levels is None:
-            if up_to is not None and up_to not in known:
-                raise ValueError(f"{env_id} has no difficulty {up_to!r}; choose one of {known}")
-            levels = known[: known.index(up_to) + 1] if up_to is not None else known
-        unknown = [level for level in levels if level not in known]
-        if unknown:
-            raise ValueError(f"{env_id} has no difficulty {unknown[0]!r}; choose from {known}")
-        return cls(levels, best=float(task.max_reward), env=env_id, **kwargs)
+        for level in (easiest, up_to):
+            if level is not None and level not in known:
+                raise ValueError(f"{env_id} has no difficulty {level!r}; choose one of {known}")
+        first = known.index(easiest) if easiest is not None else 0
+        last = known.index(up_to) if up_to is not None else len(known) - 1
+        if first > last:
+            raise ValueError(f"{env_id}: {easiest!r} is harder than {up_to!r}, so no level is left")
+        return cls(known[first : last + 1], best=float(task.max_reward), env=env_id, **kwargs)
 
     @classmethod
     def from_option(cls, env_id: str, value: Any) -> Curriculum:

@@ -122,6 +122,18 @@ def test_for_env_reads_the_levels_and_the_best_reward():
         Curriculum.for_env("MeetingSlot-v0", up_to="impossible")
 
 
+def test_for_env_spans_from_its_easiest_level_and_never_draws_below_it():
+    cur = Curriculum.for_env("MeetingSlot-v0", easiest="medium", up_to="hard", seed=1)
+    assert cur.levels == ("medium", "hard") and cur.current == "medium"
+    # a run of failures cannot move it below its easiest level
+    moved = [cur.report(cur.next(), 0.0) for _ in range(200)]
+    assert not any(moved) and cur.current == "medium"
+    with pytest.raises(ValueError, match="no difficulty 'nope'"):
+        Curriculum.for_env("MeetingSlot-v0", easiest="nope")
+    with pytest.raises(ValueError, match="'hard' is harder than 'medium', so no level is left"):
+        Curriculum.for_env("MeetingSlot-v0", easiest="hard", up_to="medium")
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -11,8 +11,6 @@ import importlib.util
 import pytest
 from paths import ROOT
 
-from meeting_gym.core.curriculum import Curriculum
-
 spec = importlib.util.spec_from_file_location(
     "train_tool_env_example", ROOT / "examples" / "train_tool_env.py"
 )
@@ -33,8 +31,8 @@ BASE = ["--phases", "grpo", "--curriculum", "--difficulty", ""]
 )
 def test_the_curriculum_spans_from_its_first_to_its_last_difficulty(flags, levels):
     args = script.parse_args([*BASE, *flags])
-    assert args.levels == levels
-    curriculum = Curriculum.for_env(args.env, levels=args.levels, seed=42, rules=args.rules)
+    curriculum = script.curriculum_for(args, 42)
+    assert curriculum.levels == levels
     assert curriculum.current == levels[0]
     # GRPO's first items are of the first difficulty
     chosen = script.item_source(args, curriculum)(0, 0, 2)
@@ -44,11 +42,11 @@ def test_the_curriculum_spans_from_its_first_to_its_last_difficulty(flags, level
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--curriculum-from", "nope"], "--curriculum-from 'nope': choose one of easy, medium"),
-        (["--curriculum-up-to", "nope"], "--curriculum-up-to 'nope': choose one of easy"),
+        (["--curriculum-from", "nope"], "--curriculum: MeetingSlot-v0 has no difficulty 'nope'"),
+        (["--curriculum-up-to", "nope"], "--curriculum: MeetingSlot-v0 has no difficulty 'nope'"),
         (
             ["--curriculum-from", "hard", "--curriculum-up-to", "medium"],
-            "--curriculum-from hard is harder than --curriculum-up-to",
+            "--curriculum: MeetingSlot-v0: 'hard' is harder than 'medium', so no level is left",
         ),
     ],
 )
@@ -59,5 +57,5 @@ def test_a_wrong_span_exits_with_one_line_naming_it(flags, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_without_a_curriculum_there_is_no_span():
-    assert script.parse_args(["--phases", "grpo"]).levels is None
+def test_without_a_curriculum_there_are_no_curriculum_rules():
+    assert script.parse_args(["--phases", "grpo"]).rules is None
