@@ -632,6 +632,24 @@ def _star_or(mask: int, full: int) -> str:
     return "*" if mask == full else _compact(mask)
 
 
+def _stepped(mask: int, full: int) -> str:
+    """``_star_or``, but evenly spaced values as a step: three or more as ``*/N`` when they
+    run from the field's first value to its end, four or more as ``A-B/N`` otherwise (three
+    hours such as 4,8,12 read better as a list).
+
+    Only for the minute and hour fields: in the day fields a leading ``*`` changes how the
+    two combine (cron's day rule), and their lists are short.
+    """
+    values = bits(mask)
+    gaps = {b - a for a, b in itertools.pairwise(values)}
+    if mask == full or len(values) < 3 or len(gaps) != 1 or 1 in gaps:
+        return _star_or(mask, full)
+    step, lo, hi = gaps.pop(), bits(full)[0], bits(full)[-1]
+    if values[0] == lo and values[-1] + step > hi:
+        return f"*/{step}"
+    return f"{values[0]}-{values[-1]}/{step}" if len(values) >= 4 else _compact(mask)
+
+
 _DOM_STEPS = {_mask(range(1, 32, n)): n for n in range(31, 0, -1)}
 _DOW_STEPS = {_mask({v % 7 for v in range(0, 8, n)}): n for n in range(7, 0, -1)}
 
@@ -646,8 +664,10 @@ def expression_for(reading: Reading, weekday_offset: int = 0) -> str:
     def dow_text(mask: int) -> str:
         return ",".join(str(w + weekday_offset) for w in bits(mask))
 
-    minute = _star_or(reading.minutes, _ALL_MIN)
-    hour = _star_or(reading.hours, _ALL_HOUR)
+    # steps as steps ("every 2 minutes" as */2, not a list of 30): what a person writes,
+    # and what a model trained on these expressions can learn to write
+    minute = _stepped(reading.minutes, _ALL_MIN)
+    hour = _stepped(reading.hours, _ALL_HOUR)
     month = _star_or(reading.months, _ALL_MONTH)
     dom, dow = "*", "*"
     if reading.days == "dom":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from collections import Counter
@@ -147,3 +148,38 @@ def test_the_naive_numbering_is_only_an_offset():
     reading = read("At 09:00 on Mondays and Sundays.")
     assert expression_for(reading) == "0 9 * * 0,1"
     assert expression_for(reading, weekday_offset=1) == "0 9 * * 1,2"
+
+
+@pytest.mark.parametrize(
+    ("text", "expression"),
+    [
+        # a step as a step, not a list of 30 minutes
+        (
+            "Once every 2 minutes during the hours from 17:00 through 20:59 on Sundays.",
+            "*/2 17-20 * * 0",
+        ),
+        # evenly spaced but not from the field's start: a bounded step of four or more values
+        (
+            "At 07:07, 09:07, 11:07, 13:07, 15:07, 17:07, 19:07, 21:07 and 23:07 on the 15th, "
+            "16th and 28th of each month only in January and July.",
+            "7 7-23/2 15,16,28 1,7 *",
+        ),
+        # three values stay a list
+        ("Daily at 04:00, 08:00 and 12:00.", "0 4,8,12 * * *"),
+    ],
+)
+def test_gold_writes_steps_as_a_person_would(text, expression):
+    assert expression_for(read(text)) == expression
+
+
+def test_no_minute_or_hour_field_lists_evenly_spaced_values_a_step_would_write():
+    written = [expression_for(read(text)).split() for _, text in _described(200, seed=5)]
+    assert sum("/" in fields[0] + fields[1] for fields in written) > 50
+    for fields in written:
+        for field in fields[:2]:
+            if "/" in field or "-" in field or field == "*":
+                continue
+            values = [int(v) for v in field.split(",")]
+            gaps = {b - a for a, b in itertools.pairwise(values)}
+            # a list is left only when it is short (three values, not from the start) or uneven
+            assert len(values) < 4 or len(gaps) > 1 or gaps == {1}, fields
