@@ -665,7 +665,7 @@ def expression_for(reading: Reading, weekday_offset: int = 0) -> str:
         return ",".join(str(w + weekday_offset) for w in bits(mask))
 
     # steps as steps ("every 2 minutes" as */2, not a list of 30): what a person writes,
-    # and what a model trained on these expressions can learn to write
+    # and what the expert episodes a model is fine-tuned on should show
     minute = _stepped(reading.minutes, _ALL_MIN)
     hour = _stepped(reading.hours, _ALL_HOUR)
     month = _star_or(reading.months, _ALL_MONTH)
