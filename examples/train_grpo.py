@@ -45,6 +45,7 @@ from meeting_gym.agents.finetune import (
     system_prompt_for,
     trainable,
 )
+from meeting_gym.agents.heldout import paired_line
 from meeting_gym.agents.training import (
     levels_figure,
     llm_curve_figure,
@@ -498,8 +499,7 @@ def table(results: dict[str, Any], terms: list[str]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     for key, text in (("sft_minus_base", "SFT - base"), ("grpo_minus_sft", "SFT+GRPO - SFT")):
-        d = results["paired"][key]
-        lines.append(f"paired {text}: {d['mean']:+.3f} ± {d['ci95']:.3f} (95% CI, n={d['n']})")
+        lines.append(paired_line(text, results["paired"][key]))
     return "\n".join(lines)
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.finetune import system_prompt_for, trainable
+from meeting_gym.agents.heldout import paired_line
 
 PHASES = ("export", "sft", "grpo", "eval")
 POLICIES = ("gold", "naive", "random")
@@ -601,7 +602,7 @@ def table(results: dict[str, Any]) -> str:
     lines.append("")
     for key, d in results["paired"].items():
         a, b = key.split("_minus_")
-        lines.append(f"paired {a} - {b}: {d['mean']:+.3f} ± {d['ci95']:.3f} (95% CI, n={d['n']})")
+        lines.append(paired_line(f"{a} - {b}", d))
     lines += ["", *difficulty_table(results)]
     return "\n".join(lines)
 

@@ -31,15 +31,38 @@ def read_rows(path: str) -> list[dict[str, Any]]:
                 raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
             if not isinstance(row, dict) or not {"env", "item_id", "breakdown"} <= row.keys():
                 raise ValueError(f"{path}:{number}: not an episode row (env, item_id, breakdown)")
+            problem = _row_problem(row)
+            if problem:
+                raise ValueError(f"{path}:{number}: {problem}")
             rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no rows")
     return rows
 
 
+def _row_problem(row: dict[str, Any]) -> str | None:
+    """What is wrong with a row's fields that the comparison reads, or None."""
+    if not isinstance(row["env"], str) or not isinstance(row["item_id"], str):
+        return "env and item_id must be strings"
+    breakdown = row["breakdown"]
+    if not isinstance(breakdown, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in breakdown.values()
+    ):
+        return "breakdown must be an object of numbers"
+    for key in ("turns", "tool_calls"):
+        if not isinstance(row.get(key, 0), int) or isinstance(row.get(key), bool):
+            return f"{key} must be an integer"
+    transcript = row.get("transcript")
+    if transcript is not None and not (
+        isinstance(transcript, list) and all(isinstance(m, dict) for m in transcript)
+    ):
+        return "transcript must be a list of messages"
+    return None
+
+
 def compare(after_path: str, before_path: str) -> list[str]:
     """The lines the script prints (``ValueError`` naming what is wrong)."""
-    from meeting_gym.agents.heldout import model_summary, paired, row_stats
+    from meeting_gym.agents.heldout import model_summary, paired, paired_line, row_stats
     from meeting_gym.core.splits import make_task
 
     after, before = read_rows(after_path), read_rows(before_path)
@@ -54,10 +77,7 @@ def compare(after_path: str, before_path: str) -> list[str]:
         summary = model_summary(rows, terms)
         reward = summary["reward"]
         lines.append(f"{path}: {reward['mean']:.3f} ± {reward['ci95']:.3f} (n={len(rows)})")
-    lines.append(
-        f"paired after - before: {difference['mean']:+.3f} ± {difference['ci95']:.3f} "
-        f"(95% CI, n={difference['n']})"
-    )
+    lines.append(paired_line("after - before", difference))
     return lines
 
 

@@ -6,7 +6,8 @@ transcript, as :class:`~meeting_gym.agentkit.llm.LLMAgent` reports it): whether 
 how many of its turns the env accepted (read as tool calls or an answer, not
 :func:`refused`), its turns and tool calls, and its rubric terms. :func:`model_summary`
 averages them with 95% intervals, overall and per difficulty, and :func:`paired` gives the
-paired interval of two models on the same items. Nothing here imports gymnasium or torch.
+paired interval of two models on the same items (:func:`paired_line` prints it). Nothing
+here imports gymnasium or torch.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "malformed_turns",
     "model_summary",
     "paired",
+    "paired_line",
     "refused",
     "row_stats",
 ]
@@ -144,3 +146,13 @@ def paired(after: Sequence[dict[str, Any]], before: Sequence[dict[str, Any]]) ->
         raise ValueError("the two evaluations are not of the same items in the same order")
     mean, half = paired_interval([r["reward"] for r in after], [r["reward"] for r in before])
     return {"mean": round(mean, 4), "ci95": round(half, 4), "n": len(after)}
+
+
+def paired_line(name: str, difference: dict[str, Any]) -> str:
+    """The one line every table prints for a paired difference, e.g.
+    ``paired SFT - base: +0.052 ± 0.041 (95% CI, n=200)``; ``difference`` is what
+    :func:`paired` returns."""
+    return (
+        f"paired {name}: {difference['mean']:+.3f} ± {difference['ci95']:.3f} "
+        f"(95% CI, n={difference['n']})"
+    )

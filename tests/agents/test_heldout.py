@@ -20,6 +20,7 @@ from meeting_gym.agents.heldout import (
     malformed_turns,
     model_summary,
     paired,
+    paired_line,
     refused,
 )
 from meeting_gym.core.splits import load_split
@@ -70,6 +71,13 @@ def test_the_summary_has_intervals_per_difficulty_and_the_pairing_checks_the_ite
     difference = paired(answered, chatter)
     assert difference["n"] == 4 and difference["mean"] == pytest.approx(
         summary["reward"]["mean"] - 0.0
+    )
+    assert paired_line("answered - chatter", difference) == (
+        f"paired answered - chatter: {difference['mean']:+.3f} ± {difference['ci95']:.3f} "
+        "(95% CI, n=4)"
+    )
+    assert paired_line("x", {"mean": -0.05, "ci95": 0.0461, "n": 200}) == (
+        "paired x: -0.050 ± 0.046 (95% CI, n=200)"
     )
     with pytest.raises(ValueError, match="not of the same items"):
         paired(answered, list(reversed(chatter)))

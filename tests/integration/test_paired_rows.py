@@ -59,11 +59,25 @@ def test_other_items_or_a_bad_file_is_one_line_and_exit_2(rows, tmp_path, capsys
     fewer.write_text("".join(gold.read_text().splitlines(keepends=True)[:5]))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"env": "CronSchedule-Tools-v0"}\nnot json\n')
-    for args, message in (
+    first = json.loads(gold.read_text().splitlines()[0])
+    cases = [
         ([fewer, naive], "not of the same items"),
         ([broken, naive], "broken.jsonl:1: not an episode row"),
         ([tmp_path / "missing.jsonl", naive], "missing.jsonl"),
+    ]
+    # a row whose fields are the wrong kind: one line naming the field, not a traceback
+    for name, change, message in (
+        ("breakdown", {"breakdown": [1.0]}, "breakdown must be an object of numbers"),
+        ("reward", {"breakdown": {"reward": "high"}}, "breakdown must be an object of numbers"),
+        ("env", {"env": ["CronSchedule-Tools-v0"]}, "env and item_id must be strings"),
+        ("turns", {"turns": "3"}, "turns must be an integer"),
+        ("transcript", {"transcript": "hi"}, "transcript must be a list of messages"),
+        ("unknown", {"env": "Nope-v0"}, "unknown env 'Nope-v0'"),
     ):
+        bad = tmp_path / f"{name}.jsonl"
+        bad.write_text(json.dumps({**first, **change}) + "\n")
+        cases.append(([bad, bad], message))
+    for args, message in cases:
         assert script.main([str(a) for a in args]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
