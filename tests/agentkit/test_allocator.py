@@ -94,4 +94,6 @@ def test_thresholds_alone_leave_a_thread_its_own_arena():
     applied, on_main = faults("thresholds", "main")
     _, on_thread = faults("thresholds", "thread")
     assert applied is True
-    assert on_main < 2 * 16_384 < 30 * 10_000 < on_thread  # the arena cap is what mends it
+    # on the main arena, at most the heap growing for two 64 MB chunks (2 x 16,384 pages,
+    # seen exactly on one fresh machine); on a thread's own arena, every iteration's pages
+    assert on_main <= 2 * 16_384 < 30 * 10_000 < on_thread  # the arena cap is what mends it
