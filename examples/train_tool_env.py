@@ -454,12 +454,33 @@ def write_rollouts(
                 handle.write(json.dumps({"step": step + 1, **row}, ensure_ascii=False) + "\n")
 
 
+def read_logged(path: Path) -> list[dict[str, Any]]:
+    """The rows an earlier run wrote to ``path``; a damaged line stops the run with one line
+    naming it (delete the file to evaluate afresh)."""
+    from meeting_gym.agents.heldout import row_problem
+
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}:{number}: not JSON ({exc.msg})") from None
+        problem = row_problem(row)
+        if problem:
+            raise SystemExit(f"{path}:{number}: {problem}")
+        rows.append(row)
+    return rows
+
+
 def check_replay(label: str, k: int, row: dict[str, Any]) -> None:
     """Stop unless the row replays on a fresh env to its logged grade (a scored row)."""
     from meeting_gym.agents.replay import replay_row
 
-    if row["error"] is None:
-        replay = replay_row(row)
+    if row.get("error") is None:
+        try:
+            replay = replay_row(row)
+        except Exception as exc:  # a row cut or edited by hand: named, not a traceback
+            raise SystemExit(f"{label} eval item {k} cannot be replayed: {exc!r}") from None
         if replay.mismatches or replay.breakdown() != row["breakdown"]:
             raise SystemExit(f"{label} eval item {k} does not replay: {replay.mismatches}")
 
@@ -507,11 +528,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
         began = time.perf_counter()
         rows_file = out / f"eval_{label}.jsonl"
         folder = out / f"{label}_model"
-        logged = (
-            [json.loads(x) for x in rows_file.read_text().splitlines()]
-            if rows_file.is_file()
-            else []
-        )
+        logged = read_logged(rows_file) if rows_file.is_file() else []
         # rows written for these weights (not an older model's) and these items, in order
         fresh = rows_file.is_file() and (
             not folder.is_dir() or rows_file.stat().st_mtime > folder.stat().st_mtime

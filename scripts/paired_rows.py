@@ -20,6 +20,8 @@ from typing import Any
 
 def read_rows(path: str) -> list[dict[str, Any]]:
     """The episode rows of a JSONL file (``ValueError`` naming the file and line if malformed)."""
+    from meeting_gym.agents.heldout import row_problem
+
     rows = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -29,35 +31,13 @@ def read_rows(path: str) -> list[dict[str, Any]]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not {"env", "item_id", "breakdown"} <= row.keys():
-                raise ValueError(f"{path}:{number}: not an episode row (env, item_id, breakdown)")
-            problem = _row_problem(row)
+            problem = row_problem(row)
             if problem:
                 raise ValueError(f"{path}:{number}: {problem}")
             rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no rows")
     return rows
-
-
-def _row_problem(row: dict[str, Any]) -> str | None:
-    """What is wrong with a row's fields that the comparison reads, or None."""
-    if not isinstance(row["env"], str) or not isinstance(row["item_id"], str):
-        return "env and item_id must be strings"
-    breakdown = row["breakdown"]
-    if not isinstance(breakdown, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in breakdown.values()
-    ):
-        return "breakdown must be an object of numbers"
-    for key in ("turns", "tool_calls"):
-        if not isinstance(row.get(key, 0), int) or isinstance(row.get(key), bool):
-            return f"{key} must be an integer"
-    transcript = row.get("transcript")
-    if transcript is not None and not (
-        isinstance(transcript, list) and all(isinstance(m, dict) for m in transcript)
-    ):
-        return "transcript must be a list of messages"
-    return None
 
 
 def compare(after_path: str, before_path: str) -> list[str]:

@@ -6,7 +6,8 @@ transcript, as :class:`~meeting_gym.agentkit.llm.LLMAgent` reports it): whether 
 how many of its turns the env accepted (read as tool calls or an answer, not
 :func:`refused`), its turns and tool calls, and its rubric terms. :func:`model_summary`
 averages them with 95% intervals, overall and per difficulty, and :func:`paired` gives the
-paired interval of two models on the same items (:func:`paired_line` prints it). Nothing
+paired interval of two models on the same items (:func:`paired_line` prints it).
+:func:`row_stats` reads a row logged to a file back, after :func:`row_problem` checks it. Nothing
 here imports gymnasium or torch.
 """
 
@@ -27,6 +28,7 @@ __all__ = [
     "paired",
     "paired_line",
     "refused",
+    "row_problem",
     "row_stats",
 ]
 
@@ -89,12 +91,42 @@ def episode_stats(result: Any) -> dict[str, Any]:
     }
 
 
+def row_problem(row: Any) -> str | None:
+    """What is wrong with a logged row's fields that :func:`row_stats` reads, or None.
+
+    A row comes back from a file a user may have edited or cut short, so each field is
+    checked before it is trusted (a bool is not taken for a number).
+    """
+    if not isinstance(row, dict) or not {"env", "item_id", "breakdown"} <= row.keys():
+        return "not an episode row (env, item_id, breakdown)"
+    if not isinstance(row["env"], str) or not isinstance(row["item_id"], str):
+        return "env and item_id must be strings"
+    breakdown = row["breakdown"]
+    if not isinstance(breakdown, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in breakdown.values()
+    ):
+        return "breakdown must be an object of numbers"
+    for key in ("turns", "tool_calls"):
+        if not isinstance(row.get(key, 0), int) or isinstance(row.get(key), bool):
+            return f"{key} must be an integer"
+    transcript = row.get("transcript")
+    if transcript is not None and not (
+        isinstance(transcript, list) and all(isinstance(m, dict) for m in transcript)
+    ):
+        return "transcript must be a list of messages"
+    return None
+
+
 def row_stats(row: dict[str, Any], terms: Sequence[str]) -> dict[str, Any]:
     """:func:`episode_stats` of a logged row (``meeting_gym.agents.llm.replayable_row``).
 
-    So an evaluation already written is read back, not played again.
+    So an evaluation already written is read back, not played again. Raises ``ValueError``
+    naming the field if the row is malformed (see :func:`row_problem`).
     """
-    breakdown = row.get("breakdown") or {}
+    problem = row_problem(row)
+    if problem:
+        raise ValueError(problem)
+    breakdown = row["breakdown"]
     result = SimpleNamespace(
         extra={"transcript": row.get("transcript")},
         answer=row.get("answer"),

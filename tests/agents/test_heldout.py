@@ -22,6 +22,8 @@ from meeting_gym.agents.heldout import (
     paired,
     paired_line,
     refused,
+    row_problem,
+    row_stats,
 )
 from meeting_gym.core.splits import load_split
 
@@ -106,3 +108,42 @@ def test_a_refusal_is_an_error_text_or_an_invalid_state_and_nothing_else():
     assert refused(json.dumps({"last_action": {"outcome": "invalid"}}))
     for fine in ('["Ava", "Ben"]', "{not json", json.dumps({"last_action": None}), "[]", "ok"):
         assert not refused(fine), fine
+
+
+def logged_row() -> dict:
+    """One gold episode as the example logs it (``replayable_row``)."""
+    from meeting_gym.agents.llm import replayable_row
+    from meeting_gym.agents.policies import make_policy
+
+    items = load_split("eval", 1, 42, None, env=ENV)
+    [result] = evaluate(lambda: make_policy("gold", seed=0, env=ENV), items, env=ENV, seed=0)
+    return replayable_row(
+        result, env=ENV, seed=0, options={"split": "eval", "index": 0}, tool_protocol="text"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"breakdown": [1.2]}, "breakdown must be an object of numbers"),
+        ({"breakdown": {"reward": "1.2"}}, "breakdown must be an object of numbers"),
+        ({"breakdown": {"reward": True}}, "breakdown must be an object of numbers"),
+        ({"item_id": 7}, "env and item_id must be strings"),
+        ({"turns": 2.5}, "turns must be an integer"),
+        ({"tool_calls": False}, "tool_calls must be an integer"),
+        ({"transcript": ["hi"]}, "transcript must be a list of messages"),
+    ],
+)
+def test_a_logged_row_with_a_wrong_field_is_named_not_read(change, problem):
+    row = logged_row()
+    assert row_problem(row) is None
+    assert row_stats(row, ["exact_match"])["reward"] == row["breakdown"]["reward"] == 1.2
+    damaged = {**row, **change}
+    assert row_problem(damaged) == problem
+    with pytest.raises(ValueError, match=problem):
+        row_stats(damaged, ["exact_match"])
+
+
+def test_a_row_that_is_not_an_object_or_lacks_its_keys_is_not_an_episode_row():
+    for row in ([], "row", None, {"env": ENV, "item_id": "x"}):
+        assert row_problem(row) == "not an episode row (env, item_id, breakdown)"

@@ -1,4 +1,4 @@
-"""examples/train_tool_env.py's curriculum settings, read without a model.
+"""examples/train_tool_env.py's settings and the rows it reads back, without a model.
 
 GRPO on ``easy`` MeetingSlot items learnt to answer 09:00Z (gold's answer on many of them
 and almost no harder ones), so a run can start its curriculum at a harder difficulty.
@@ -7,6 +7,7 @@ and almost no harder ones), so a run can start its curriculum at a harder diffic
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import pytest
 from paths import ROOT
@@ -59,3 +60,71 @@ def test_a_wrong_span_exits_with_one_line_naming_it(flags, message, capsys):
 
 def test_without_a_curriculum_there_are_no_curriculum_rules():
     assert script.parse_args(["--phases", "grpo"]).rules is None
+
+
+def model_row(k: int) -> dict:
+    """A scripted model's episode on eval item ``k`` (one tool call, then an answer), with
+    its transcript, as the example logs it."""
+    from types import SimpleNamespace
+
+    from meeting_gym.agentkit.llm import LLMAgent
+    from meeting_gym.agents.evaluate import evaluate
+    from meeting_gym.agents.llm import replayable_row
+    from meeting_gym.core.splits import load_split
+
+    replies = iter(
+        [
+            '<tool_call>{"name": "list_attendees", "arguments": {}}</tool_call>',
+            "<answer>NONE</answer>",
+        ]
+    )
+
+    def create(**_request):
+        message = SimpleNamespace(content=next(replies), tool_calls=None)
+        return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason="stop")])
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    env = "MeetingSlot-v0"
+    item = load_split("eval", 2, 42, None, env=env)[k]
+    make = lambda: LLMAgent(client, "m", tool_protocol="text")  # noqa: E731
+    [result] = evaluate(make, [item], env=env, seed=k)
+    options = {"split": "eval", "index": k, "split_seed": 42}
+    return replayable_row(result, env=env, seed=k, options=options, tool_protocol="text")
+
+
+def test_rows_an_earlier_run_wrote_are_read_back_and_replay(tmp_path):
+    rows = [model_row(0), model_row(1)]
+    path = tmp_path / "eval_sft.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert script.read_logged(path) == rows
+    for k, row in enumerate(rows):
+        script.check_replay("sft", k, row)  # returns: the row replays to its grade
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ("{not json", "eval_sft.jsonl:2: not JSON"),
+        (
+            '{"env": "MeetingSlot-v0", "item_id": "x", "breakdown": [1]}',
+            "eval_sft.jsonl:2: breakdown must be an object of numbers",
+        ),
+        ('["a list"]', "eval_sft.jsonl:2: not an episode row"),
+    ],
+)
+def test_a_damaged_line_stops_the_resume_with_one_line_naming_it(tmp_path, second, message):
+    path = tmp_path / "eval_sft.jsonl"
+    path.write_text(json.dumps(model_row(0)) + "\n" + second + "\n")
+    with pytest.raises(SystemExit, match=message):
+        script.read_logged(path)
+
+
+def test_a_row_that_does_not_replay_or_cannot_be_replayed_stops_the_run():
+    row = model_row(0)
+    assert row["breakdown"]["reward"] == 0.2  # an answer block, not the start
+    wrong = {**row, "breakdown": {**row["breakdown"], "reward": 1.2}}
+    with pytest.raises(SystemExit, match="sft eval item 0 does not replay"):
+        script.check_replay("sft", 0, wrong)
+    cut = {k: v for k, v in row.items() if k != "tool_protocol"}
+    with pytest.raises(SystemExit, match="sft eval item 0 cannot be replayed: KeyError"):
+        script.check_replay("sft", 0, cut)
