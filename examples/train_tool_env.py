@@ -333,12 +333,13 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             kept_groups += [groups[k] for k in kept]
             if len(kept_groups) >= args.prompts:
                 break
-        transcripts, weights = [], []
-        for group in kept_groups:
+        transcripts, weights, group_of = [], [], []
+        for g, group in enumerate(kept_groups):
             for result, weight in zip(group, advantages([r.reward for r in group]), strict=True):
                 transcripts.append(result.extra["transcript"])
                 weights.append(weight)
-        rows = policy_rows(tokenizer, transcripts, weights, stops)
+                group_of.append(g)  # a group's episodes share their prefix: read it once
+        rows = policy_rows(tokenizer, transcripts, weights, stops, group_of)
         loss = policy_step(model, optimizer, rows, bf16=args.bf16)
         entry = {
             "step": step + 1,

@@ -10,7 +10,8 @@ do not spread teaches nothing and is counted and dropped (:func:`informative`). 
 the policy gradient of those advantages over the assistant's tokens only, the tokens
 :func:`~meeting_gym.agents.sft.episode_tokens` labels (system prompt, question and tool
 results are read, never learnt), averaged over every labelled token of the step (one update
-per batch of rollouts, so the importance ratio is 1 and needs no clipping).
+per batch of rollouts, so the importance ratio is 1 and needs no clipping). The rows of one
+group are read with their common prefix once (:func:`policy_step`).
 
 The episode is re-rendered from its transcript through the one chat rendering: where the
 model's sampled tokens and the re-encoding of their text differ, the re-encoding is learnt
@@ -26,7 +27,14 @@ from typing import Any
 
 from meeting_gym.agents.sft import IGNORE, episode_tokens
 
-__all__ = ["advantages", "informative", "policy_rows", "policy_step", "rollout_groups"]
+__all__ = [
+    "advantages",
+    "informative",
+    "policy_rows",
+    "policy_step",
+    "rollout_groups",
+    "shared_length",
+]
 
 
 def advantages(returns: Sequence[float]) -> list[float] | None:
@@ -52,51 +60,127 @@ def policy_rows(
     transcripts: Sequence[list[dict[str, Any]]],
     weights: Sequence[float],
     stop_ids: Sequence[int],
+    groups: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Token rows of episodes with their advantages: ``input_ids``, ``labels``, ``advantage``.
+    """Token rows of episodes with their advantages: ``input_ids``, ``labels``, ``advantage``,
+    and ``group`` (the item each was played on) if ``groups`` is given.
 
     Episodes whose assistant wrote nothing the template labels are left out.
     """
     rows = []
-    for messages, weight in zip(transcripts, weights, strict=True):
+    for k, (messages, weight) in enumerate(zip(transcripts, weights, strict=True)):
         row = episode_tokens(tokenizer, messages, stop_ids)
         if any(label != IGNORE for label in row["labels"]):
             rows.append({**row, "advantage": float(weight)})
+            if groups is not None:
+                rows[-1]["group"] = groups[k]
     return rows
 
 
+def shared_length(rows: Sequence[dict[str, Any]]) -> int:
+    """How many leading tokens every row has alike, ids and labels both."""
+    first = rows[0]
+    n = min(len(r["input_ids"]) for r in rows)
+    for r in rows[1:]:
+        k = 0
+        while (
+            k < n
+            and r["input_ids"][k] == first["input_ids"][k]
+            and r["labels"][k] == first["labels"][k]
+        ):
+            k += 1
+        n = k
+    return n
+
+
 def policy_step(
-    model: Any, optimizer: Any, rows: Sequence[dict[str, Any]], *, bf16: bool = False
+    model: Any,
+    optimizer: Any,
+    rows: Sequence[dict[str, Any]],
+    *,
+    bf16: bool = False,
+    share_prefix: bool = True,
 ) -> float:
     """One policy-gradient update on ``rows``; the loss (mean over labelled tokens).
 
     The loss is ``-sum(advantage * log p(token)) / labelled tokens`` over every labelled
     token of every row: an episode above its group's mean is made more likely, one below
     less, each token weighing the same. Rows are taken one at a time (no padding).
+
+    Rows of one ``group`` share a prefix (the system prompt and question at least; for an
+    SFT model whose tool turns match, all but the final answer). With ``share_prefix`` that
+    prefix is read once per group, with its gradient, and each row reads only the rest
+    after it: the same loss and gradient (the prefix's labelled tokens weigh the sum of
+    the group's advantages), for one long forward and backward pass per group instead of
+    one per row.
     """
     import torch
-
-    from meeting_gym.agents.sft import _labelled_logits
 
     labelled = sum(sum(1 for t in r["labels"] if t != IGNORE) for r in rows)
     if not rows or labelled == 0:
         return 0.0
     model.train()
     optimizer.zero_grad(set_to_none=True)
+    by_group: dict[Any, list[dict[str, Any]]] = {}
+    for k, row in enumerate(rows):  # a row without a group is a group of its own
+        by_group.setdefault(row.get("group", ("alone", k)), []).append(row)
     total = 0.0
-    for row in rows:
-        ids = torch.tensor([row["input_ids"]])
-        labels = torch.tensor([row["labels"]])
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            logits, targets = _labelled_logits(model, ids, labels, torch.ones_like(ids))
-        logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
-        loss = -(row["advantage"] * logp.sum()) / labelled
+    for members in by_group.values():
+        n = shared_length(members) if share_prefix and len(members) > 1 else 0
+        if n >= 2:
+            loss = _shared_loss(model, members, n, labelled, bf16)
+        else:
+            loss = sum(_row_loss(model, row, None, 0, labelled, bf16) for row in members)
         loss.backward()
         total += float(loss.detach())
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
     model.eval()
     return total if math.isfinite(total) else float("nan")
+
+
+def _row_loss(model: Any, row: dict[str, Any], past: Any, start: int, labelled: int, bf16: bool):
+    """``-advantage * log p`` of a row's labelled tokens from ``start`` on, over ``labelled``;
+    ``past`` caches the tokens before ``start``."""
+    import torch
+
+    from meeting_gym.agents.sft import labelled_pass
+
+    ids = torch.tensor([row["input_ids"][start:]])
+    labels = torch.tensor([row["labels"][start:]])
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits, targets, _ = labelled_pass(model, ids, labels, past=past)
+    logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
+    return -(row["advantage"] * logp.sum()) / labelled
+
+
+def _shared_loss(model: Any, members: list[dict[str, Any]], n: int, labelled: int, bf16: bool):
+    """A group's loss with its first ``n`` tokens (alike in every row) read once.
+
+    The prefix pass scores the labelled tokens among the first ``n`` once, weighted by the
+    sum of the advantages; each row then reads from token ``n - 1`` on after the prefix's
+    first ``n - 1`` tokens' keys and values, which stay in the graph, so the gradient
+    through them is the one the rows read whole would give.
+    """
+    import torch
+    from transformers.cache_utils import DynamicCache
+
+    from meeting_gym.agentkit.kvcache import _layer_kv
+    from meeting_gym.agents.sft import labelled_pass
+
+    ids = torch.tensor([members[0]["input_ids"][:n]])
+    labels = torch.tensor([members[0]["labels"][:n]])
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits, targets, cache = labelled_pass(model, ids, labels, cache=True)
+    weight = sum(row["advantage"] for row in members)
+    logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
+    loss = -(weight * logp.sum()) / labelled
+    kept = [(k[:, :, : n - 1], v[:, :, : n - 1]) for k, v in _layer_kv(cache)]
+    for row in members:
+        if len(row["input_ids"]) > n:  # a row no longer than the prefix has nothing left
+            # a fresh cache per row: each row's pass appends its own tokens to it
+            loss = loss + _row_loss(model, row, DynamicCache(kept), n - 1, labelled, bf16)
+    return loss
 
 
 def rollout_groups(

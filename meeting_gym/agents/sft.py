@@ -209,17 +209,41 @@ def _labelled_logits(model: Any, ids: Any, labels: Any, mask: Any) -> tuple[Any,
     logits of every position are most of a step's memory, and a third of its time, on a
     CPU. Any other model runs whole.
     """
+    logits, targets, _ = labelled_pass(model, ids, labels, mask=mask)
+    return logits, targets
+
+
+def labelled_pass(
+    model: Any, ids: Any, labels: Any, *, mask: Any = None, past: Any = None, cache: bool = False
+) -> tuple[Any, Any, Any]:
+    """:func:`_labelled_logits` of ``ids`` read after ``past`` (a transformers cache of the
+    tokens before them, or None), and the cache of everything read if ``cache``.
+
+    ``labels`` align with ``ids``: the hidden state at position ``t`` is scored on
+    ``labels[t + 1]``, so a sequence split in two is scored the same as whole when the
+    second part begins with the first part's last token and ``past`` holds the tokens
+    before it.
+    """
+    from meeting_gym.agentkit.kvcache import _cache_keyword
+
     keep = labels[:, 1:] != IGNORE
     body = getattr(model, getattr(model, "base_model_prefix", "") or "", None)
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     plain = body is not None and head is not None and body is not model
     plain = plain and not getattr(model.config, "final_logit_softcapping", None)
     plain = plain and type(model).__name__.endswith("ForCausalLM")
+    extra: dict[str, Any] = {"attention_mask": mask} if mask is not None else {}
+    keyword = _cache_keyword(body if plain else model)
+    if past is not None or cache:
+        extra.update({keyword: past, "use_cache": True})
     if plain:
-        hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
-        return head(hidden[:, :-1][keep]), labels[:, 1:][keep]
-    logits = model(input_ids=ids, attention_mask=mask).logits
-    return logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1)
+        out = body(input_ids=ids, **extra)
+        logits, targets = head(out.last_hidden_state[:, :-1][keep]), labels[:, 1:][keep]
+    else:
+        out = model(input_ids=ids, **extra)
+        logits = out.logits[:, :-1].reshape(-1, out.logits.shape[-1])
+        targets = labels[:, 1:].reshape(-1)
+    return logits, targets, (getattr(out, keyword) if cache else None)
 
 
 def _pad(part: Sequence[dict[str, list[int]]], torch: Any) -> tuple[Any, Any, Any]:

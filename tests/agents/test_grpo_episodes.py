@@ -2,7 +2,8 @@
 
 The update is checked on a small random Llama: after one step, the episode with the positive
 advantage is more likely and the one with the negative advantage less, while tokens that
-carry no label (the prompt, tool results) carry no gradient.
+carry no label (the prompt, tool results) carry no gradient. Reading a group's common prefix
+once gives the loss and the gradient of reading every row whole.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ transformers = pytest.importorskip("transformers")
 
 from tiny_llama import tiny_llama  # noqa: E402
 
-from meeting_gym.agents.grpo import advantages, informative, policy_step  # noqa: E402
+from meeting_gym.agents.grpo import (  # noqa: E402
+    advantages,
+    informative,
+    policy_step,
+    shared_length,
+)
 from meeting_gym.agents.sft import IGNORE  # noqa: E402
 
 
@@ -52,3 +58,49 @@ def test_one_step_makes_the_better_episode_likelier_and_the_worse_less_likely():
     frozen = [p.detach().clone() for p in model.parameters()]
     assert policy_step(model, optimizer, []) == 0.0
     assert all(torch.equal(a, b) for a, b in zip(frozen, model.parameters(), strict=True))
+
+
+X = IGNORE
+GROUPED = [
+    # a group whose rows share six tokens, two of them labelled (a tool turn alike in all)
+    {"input_ids": [1, 2, 3, 4, 5, 6, 7, 8], "labels": [X, X, X, 4, 5, X, 7, 8], "group": 0},
+    {"input_ids": [1, 2, 3, 4, 5, 6, 9, 10, 11], "labels": [X, X, X, 4, 5, X, 9, 10, 11]},
+    {"input_ids": [1, 2, 3, 4, 5, 6, 12], "labels": [X, X, X, 4, 5, X, 12], "group": 0},
+    {"input_ids": [1, 2, 3, 4, 5, 6], "labels": [X, X, X, 4, 5, X], "group": 0},  # the prefix
+    {"input_ids": [1, 2, 20, 21], "labels": [X, X, 20, 21], "group": 1},
+    {"input_ids": [1, 2, 20, 22], "labels": [X, X, 20, 22], "group": 1},
+    {"input_ids": [1, 9, 20, 22], "labels": [X, X, 20, 22], "group": 2},  # alike in 1 token
+    {"input_ids": [1, 9, 20, 23], "labels": [X, X, X, 23], "group": 2},
+]
+GROUPED[1]["group"] = 0
+
+
+def step_grads(rows, share: bool):
+    model = tiny()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)  # keeps the gradients to read
+    loss = policy_step(model, optimizer, rows, share_prefix=share)
+    return loss, [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize(
+    "weights",
+    [
+        [1.5, -0.5, -1.0, 0.0, 0.7, -0.7, 1.0, -1.0],  # each group's advantages sum to 0
+        [1.5, 0.25, -1.0, 0.5, 0.7, 0.3, 2.0, 0.0],  # they need not: a row may be left out
+    ],
+)
+def test_reading_a_groups_prefix_once_gives_the_loss_and_gradient_of_reading_each_row(weights):
+    rows = [{**r, "advantage": w} for r, w in zip(GROUPED, weights, strict=True)]
+    assert shared_length(rows[:4]) == 6 and shared_length(rows[4:6]) == 3
+    assert shared_length(rows[6:]) == 2  # the labels part at token 3
+    whole_loss, whole = step_grads(rows, share=False)
+    shared_loss, shared = step_grads(rows, share=True)
+    assert shared_loss == pytest.approx(whole_loss, rel=1e-5)
+    assert max(float(g.abs().max()) for g in whole) > 1e-3  # there is a gradient to compare
+    for a, b in zip(whole, shared, strict=True):
+        assert torch.allclose(a, b, atol=1e-6, rtol=1e-4)
+    # rows without a group are each read whole, as before
+    alone = [{k: v for k, v in r.items() if k != "group"} for r in rows]
+    alone_loss, alone_grads = step_grads(alone, share=True)
+    assert alone_loss == pytest.approx(whole_loss, rel=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(whole, alone_grads, strict=True))
