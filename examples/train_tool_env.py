@@ -43,6 +43,7 @@ import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.finetune import system_prompt_for, trainable
 from meeting_gym.agents.heldout import paired_line
 
+ROLLOUTS = ("whole", "last-turn")
 PHASES = ("export", "sft", "grpo", "eval")
 POLICIES = ("gold", "naive", "random")
 SPLIT_SEED = 42
@@ -84,6 +85,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--group", type=int, default=8, help="episodes per item")
     p.add_argument("--grpo-lr", type=float, default=1e-5)
     p.add_argument("--temperature", type=float, default=1.0, help="GRPO sampling temperature")
+    p.add_argument(
+        "--rollout",
+        choices=ROLLOUTS,
+        default="whole",
+        help="GRPO: sample each group's episodes whole, or play each item once greedily and "
+        "sample its group from that episode's last turn on (last-turn)",
+    )
     p.add_argument(
         "--redraws",
         type=int,
@@ -259,13 +267,16 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     whose rewards do not spread are counted, and up to ``--redraws`` rounds of more items
     replace them. The items are the next fresh ones of the default mix, or, with
     ``--curriculum``, a curriculum's draws (the level where sampled success sits in the
-    band; items whose groups spread offered again). The model, optimizer, curriculum and
-    log are saved after every step.
+    band; items whose groups spread offered again). With ``--rollout last-turn`` each item
+    is first played once greedily (written to ``grpo/greedy.jsonl``) and its group is
+    sampled from that episode's last turn on. The model, optimizer, curriculum and log are
+    saved after every step.
     """
     import torch
 
     from meeting_gym.agents.grpo import (
         advantages,
+        branch_groups,
         informative,
         policy_rows,
         policy_step,
@@ -278,6 +289,11 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     if folder.is_dir():
         return {"log": json.loads((state_dir / "grpo_log.json").read_text()), "done": True}
     resumed = state_file.is_file()
+    if resumed:  # a run resumes with the rollouts it began with
+        saved = json.loads((state_dir / "grpo_log.json").read_text())
+        first = saved[0].get("rollout", "whole") if saved else args.rollout
+        if first != args.rollout:
+            raise SystemExit(f"this GRPO run began with --rollout {first}: resume it so")
     # a run resumes as it began: with its curriculum (saved beside its state) or without
     began_with = (state_dir / "curriculum.json").is_file()
     if resumed and began_with != args.curriculum:
@@ -293,21 +309,23 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         log = state["log"]
         if curriculum is not None:
             curriculum = Curriculum.from_state(state["curriculum"])
-    drop_unsaved_rollouts(state_dir / "rollouts.jsonl", len(log))
+    for name in ("rollouts.jsonl", "greedy.jsonl"):
+        drop_unsaved_rollouts(state_dir / name, len(log))
     draws = item_source(args, curriculum)
     stops = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
     started = time.perf_counter()
     for step in range(len(log), args.grpo_steps):
         began = time.perf_counter()
         kept_groups: list[list[Any]] = []
-        drawn, flat, rewards, levels, distinct = 0, 0, [], [], []
+        drawn, flat, rewards, levels, distinct, greedy = 0, 0, [], [], [], []
         for _ in range(1 + args.redraws):
             want = args.prompts - len(kept_groups)
             chosen = draws(step, drawn, want)
             if not chosen:
                 break
             seed = args.seed + 1000 * step + drawn
-            groups = rollout_groups(
+            play = branch_groups if args.rollout == "last-turn" else rollout_groups
+            played = play(
                 (tokenizer, model),
                 args.env,
                 [item for _, item in chosen],
@@ -318,6 +336,16 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 temperature=args.temperature,
                 seed=seed,
             )
+            if args.rollout == "last-turn":
+                greedy_results, groups = played
+                greedy += [r.reward for r in greedy_results]
+                # the episodes the groups branched from, one an item, beside the rollouts
+                singles = [[r] for r in greedy_results]
+                write_rollouts(
+                    args, state_dir, step, seed, [o for o, _ in chosen], singles, "greedy.jsonl"
+                )
+            else:
+                groups = played
             write_rollouts(args, state_dir, step, seed, [o for o, _ in chosen], groups)
             drawn += len(chosen)
             returns = [[r.reward for r in g] for g in groups]
@@ -351,7 +379,10 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             "answers_per_group": round(sum(distinct) / max(len(distinct), 1), 2),
             "loss": loss,
             "seconds": round(time.perf_counter() - began, 1),
+            "rollout": args.rollout,
         }
+        if greedy:  # the greedy episodes each group branched from, on the same train items
+            entry["greedy_reward"] = round(sum(greedy) / len(greedy), 4)
         if curriculum is not None:
             entry["levels"] = {level: levels.count(level) for level in sorted(set(levels))}
             entry["level_next"] = curriculum.current
@@ -435,19 +466,20 @@ def write_rollouts(
     seed: int,
     options: list[dict[str, Any]],
     groups: list[list[Any]],
+    name: str = "rollouts.jsonl",
 ) -> None:
-    """Append each rollout of a step to ``grpo/rollouts.jsonl`` as a row that replays it."""
+    """Append each rollout of a step to ``grpo/<name>`` as a row that replays it."""
     from meeting_gym.agents.llm import replayable_row
 
     state_dir.mkdir(parents=True, exist_ok=True)
-    with open(state_dir / "rollouts.jsonl", "a", encoding="utf-8") as handle:
+    with open(state_dir / name, "a", encoding="utf-8") as handle:
         for j, (item_options, group) in enumerate(zip(options, groups, strict=True)):
             reset = {k: v for k, v in item_options.items() if k != "draw"}
             for r, result in enumerate(group):
                 row = replayable_row(
                     result,
                     env=args.env,
-                    seed=seed + j * args.group + r,  # the runner seeds job k with seed + k
+                    seed=seed + j * len(group) + r,  # the runner seeds job k with seed + k
                     options=reset,
                     tool_protocol="text",
                     max_turns=args.max_turns,

@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from meeting_gym.agentkit.messages import (
@@ -214,6 +215,11 @@ class LLMAgent:
     :class:`~meeting_gym.core.loop.AgentError`: the episode is an error, not a
     score. Per-episode counts (requests, retries, usage, finish reasons) and the whole
     conversation are in :meth:`report`.
+
+    ``opening``, given the reset's info, returns replies (assistant message texts) that
+    stand in for the model's first turns of that episode, in order; no request is sent for
+    them and their finish reason is ``"scripted"``. GRPO uses it to branch a group's
+    episodes at one point of an episode the model played itself.
     """
 
     def __init__(
@@ -227,6 +233,7 @@ class LLMAgent:
         retry: RetryPolicy | None = None,
         system_prompt: str | None = None,
         extra_request: dict[str, Any] | None = None,
+        opening: Callable[[dict[str, Any]], list[str] | None] | None = None,
     ) -> None:
         check_tool_protocol(tool_protocol)
         self.client, self.model = client, model
@@ -236,6 +243,7 @@ class LLMAgent:
         self.retry = retry
         self.system_prompt = system_prompt
         self.extra_request = dict(extra_request or {})
+        self.opening = opening
 
     def reset(self, observation: Any, info: dict[str, Any], *, env: Any, seed: int | None) -> None:
         self.messages = initial_messages(observation, info, self.system_prompt)
@@ -246,6 +254,7 @@ class LLMAgent:
         self.requests = self.retries = self.tool_calls = 0
         self.finish_reasons: list[str | None] = []
         self.turn: Any = None
+        self.script = list((self.opening(info) if self.opening else None) or [])
 
     def _count_retry(self, _exc: BaseException, _wait: float) -> None:
         self.retries += 1
@@ -253,6 +262,9 @@ class LLMAgent:
     def act(self, observation: Any, info: dict[str, Any]) -> str:
         if self.turn is not None:  # the observation answers the previous turn
             self.messages.extend(observation_messages(observation, self.turn))
+        if len(self.finish_reasons) < len(self.script):
+            reply = SimpleNamespace(content=self.script[len(self.finish_reasons)], tool_calls=None)
+            return self._take(reply, "scripted")
         request: dict[str, Any] = {"model": self.model, "messages": self.messages}
         if self.tools:
             request["tools"] = self.tools
@@ -275,9 +287,13 @@ class LLMAgent:
         if not choices:
             raise AgentError("the response has no choices")
         choice = choices[0]
-        self.finish_reasons.append(getattr(choice, "finish_reason", None))
+        return self._take(choice.message, getattr(choice, "finish_reason", None))
+
+    def _take(self, message: Any, finish_reason: str | None) -> str:
+        """Add a reply to the conversation; the env action it makes."""
+        self.finish_reasons.append(finish_reason)
         self.turn = assistant_turn(
-            choice.message,
+            message,
             self.tool_protocol,
             id_prefix=f"call_{len(self.finish_reasons) - 1}",
             answer_tag=self.answer_tag,

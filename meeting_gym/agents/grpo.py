@@ -29,6 +29,7 @@ from meeting_gym.agents.sft import IGNORE, episode_tokens
 
 __all__ = [
     "advantages",
+    "branch_groups",
     "informative",
     "policy_rows",
     "policy_step",
@@ -128,11 +129,12 @@ def policy_step(
     for members in by_group.values():
         n = shared_length(members) if share_prefix and len(members) > 1 else 0
         if n >= 2:
-            loss = _shared_loss(model, members, n, labelled, bf16)
-        else:
-            loss = sum(_row_loss(model, row, None, 0, labelled, bf16) for row in members)
-        loss.backward()
-        total += float(loss.detach())
+            total += _shared_backward(model, members, n, labelled, bf16)
+            continue
+        for row in members:  # one row's graph at a time
+            loss = _row_loss(model, row, None, 0, labelled, bf16)
+            loss.backward()
+            total += float(loss.detach())
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
     model.eval()
@@ -154,13 +156,19 @@ def _row_loss(model: Any, row: dict[str, Any], past: Any, start: int, labelled: 
     return -(row["advantage"] * logp.sum()) / labelled
 
 
-def _shared_loss(model: Any, members: list[dict[str, Any]], n: int, labelled: int, bf16: bool):
-    """A group's loss with its first ``n`` tokens (alike in every row) read once.
+def _shared_backward(
+    model: Any, members: list[dict[str, Any]], n: int, labelled: int, bf16: bool
+) -> float:
+    """Back-propagate a group's loss with its first ``n`` tokens (alike in every row) read
+    once; the loss.
 
     The prefix pass scores the labelled tokens among the first ``n`` once, weighted by the
-    sum of the advantages; each row then reads from token ``n - 1`` on after the prefix's
-    first ``n - 1`` tokens' keys and values, which stay in the graph, so the gradient
-    through them is the one the rows read whole would give.
+    sum of the advantages. Each row then reads from token ``n - 1`` on after the keys and
+    values of the prefix's first ``n - 1`` tokens, taken as leaves: its backward pass stops
+    there, adding to their gradients, and frees its graph before the next row's. One
+    backward pass through the prefix then carries those gradients on, so the parameters'
+    gradient is the one the rows read whole would give, while memory holds the prefix and
+    one row at a time.
     """
     import torch
     from transformers.cache_utils import DynamicCache
@@ -174,13 +182,25 @@ def _shared_loss(model: Any, members: list[dict[str, Any]], n: int, labelled: in
         logits, targets, cache = labelled_pass(model, ids, labels, cache=True)
     weight = sum(row["advantage"] for row in members)
     logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
-    loss = -(weight * logp.sum()) / labelled
-    kept = [(k[:, :, : n - 1], v[:, :, : n - 1]) for k, v in _layer_kv(cache)]
+    prefix_loss = -(weight * logp.sum()) / labelled
+    kept = [t[:, :, : n - 1] for pair in _layer_kv(cache) for t in pair]
+    leaves = [t.detach().requires_grad_() for t in kept]
+    total = float(prefix_loss.detach())
     for row in members:
         if len(row["input_ids"]) > n:  # a row no longer than the prefix has nothing left
-            # a fresh cache per row: each row's pass appends its own tokens to it
-            loss = loss + _row_loss(model, row, DynamicCache(kept), n - 1, labelled, bf16)
-    return loss
+            # a fresh cache per row over the same leaves: each pass appends its own tokens
+            past = DynamicCache(list(zip(leaves[::2], leaves[1::2], strict=True)))
+            loss = _row_loss(model, row, past, n - 1, labelled, bf16)
+            loss.backward()
+            total += float(loss.detach())
+    reached = [
+        (t, leaf.grad) for t, leaf in zip(kept, leaves, strict=True) if leaf.grad is not None
+    ]
+    torch.autograd.backward(
+        [prefix_loss, *(t for t, _ in reached)],
+        [torch.ones_like(prefix_loss), *(g for _, g in reached)],
+    )
+    return total
 
 
 def rollout_groups(
@@ -219,3 +239,62 @@ def rollout_groups(
         max_turns=max_turns,
     )
     return [results[k * group : (k + 1) * group] for k in range(len(items))]
+
+
+def branch_groups(
+    pair: tuple[Any, Any],
+    env_id: str,
+    items: Sequence[Any],
+    group: int,
+    *,
+    system_prompt: str | None,
+    max_turns: int,
+    max_tokens: int,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> tuple[list[Any], list[list[Any]]]:
+    """Each item played once greedily, then ``group`` times from that episode's last turn on.
+
+    The group's episodes open with the greedy episode's turns but its last (the tool turns,
+    for a model that answers in its last turn), as scripted replies, and are sampled from
+    there to their end: a group's returns then differ by what the model does with the same
+    tool results, and its episodes share everything before the branch, which the update
+    reads once (:func:`policy_step`). Both passes run in one local client, whose cache
+    holds the greedy episodes' keys and values, so the branches do not read their prefix
+    again. Returns (the greedy results, the sampled results grouped by item).
+    """
+    from meeting_gym.agentkit.llm import RetryPolicy
+    from meeting_gym.agentkit.local import LocalChatClient
+    from meeting_gym.agents.llm import evaluate_llm
+    from meeting_gym.core.splits import make_task
+
+    id_key = make_task(env_id).id_key
+    common: dict[str, Any] = {
+        "env": env_id,
+        "tool_protocol": "text",
+        "max_tokens": max_tokens,
+        "retry": RetryPolicy(attempts=1),
+        "system_prompt": system_prompt,
+        "max_turns": max_turns,
+        "seed": seed,
+    }
+    with LocalChatClient(pair, batch_size=len(items) * group, seed=seed) as client:
+        greedy = evaluate_llm(
+            client, "policy", items, temperature=0.0, max_concurrent=len(items), **common
+        )
+        openings: dict[Any, list[str]] = {}
+        for result in greedy:
+            transcript = result.extra.get("transcript") or []
+            replies = [str(m.get("content") or "") for m in transcript if m["role"] == "assistant"]
+            openings[result.item_id] = replies[:-1]
+        sampled = evaluate_llm(
+            client,
+            "policy",
+            items,
+            temperature=temperature,
+            max_concurrent=len(items) * group,
+            rollouts=group,
+            opening=lambda info: openings.get(info.get(id_key)),
+            **common,
+        )
+    return greedy, [sampled[k * group : (k + 1) * group] for k in range(len(items))]

@@ -362,13 +362,15 @@ def evaluate_llm(
     extra_request: dict[str, Any] | None = None,
     system_prompt: str | None = None,
     max_concurrent: int = DEFAULT_CONCURRENCY,
+    opening: Any = None,
     **runner: Any,
 ) -> list[EpisodeResult]:
     """:func:`~meeting_gym.agents.evaluate.evaluate` with an :class:`LLMAgent` per worker.
 
     ``runner`` takes the runner's other keywords (``rollouts``, ``seed``, ``max_turns``,
     ``on_result``, ...). Each result's ``extra`` holds the agent's :meth:`~LLMAgent.report`.
-    ``system_prompt`` None keeps the env's own.
+    ``system_prompt`` None keeps the env's own; ``opening`` is the agent's
+    (:class:`~meeting_gym.agentkit.llm.LLMAgent`: replies standing in for its first turns).
     """
 
     make = partial(
@@ -381,6 +383,7 @@ def evaluate_llm(
         retry=retry,
         extra_request=extra_request,
         system_prompt=system_prompt,
+        opening=opening,
     )
     return evaluate(make, items, env=env, max_concurrent=max_concurrent, **runner)
 

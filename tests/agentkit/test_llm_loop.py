@@ -165,3 +165,35 @@ def test_bugs_in_the_client_are_not_swallowed():
 
     with pytest.raises(ZeroDivisionError):
         run_episode(SumEnv(), Broken([]), "toy", retry=RetryPolicy(attempts=3))
+
+
+def test_an_opening_stands_in_for_the_first_turns_without_a_request():
+    from meeting_gym.agentkit.llm import LLMAgent
+    from meeting_gym.core.loop import play
+
+    call = '<tool_call>{"name": "secret", "arguments": {}}</tool_call>'
+    client = ScriptedClient([completion({"content": "<answer>42</answer>"})])
+    seen: list[dict[str, Any]] = []
+
+    def opening(info: dict[str, Any]) -> list[str]:
+        seen.append(info)
+        return [call]
+
+    agent = LLMAgent(client, "toy", tool_protocol="text", opening=opening)
+    rollout = play(SumEnv(), agent, seed=0)
+    report = agent.report()
+    assert rollout.reward == 1.0 and rollout.turns == 2
+    assert report["requests"] == 1 and report["finish_reasons"] == ["scripted", "stop"]
+    assert agent.tool_calls == 1 and "system_prompt" in seen[0]
+    # the one request carries the scripted turn and the env's reply to it
+    sent = client.requests[0]["messages"]
+    assert [m["role"] for m in sent][-2:] == ["assistant", "user"]
+    assert sent[-2]["content"] == call and sent[-1]["content"] == "41"
+    assert [m["content"] for m in report["transcript"] if m["role"] == "assistant"] == [
+        call,
+        "<answer>42</answer>",
+    ]
+    # no opening for this episode: every turn is the model's
+    client = ScriptedClient([completion({"content": "<answer>42</answer>"})])
+    agent = LLMAgent(client, "toy", tool_protocol="text", opening=lambda info: None)
+    assert play(SumEnv(), agent, seed=0).reward == 1.0 and agent.report()["requests"] == 1

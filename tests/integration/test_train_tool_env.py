@@ -119,10 +119,58 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     for row in rollouts:  # the logged reward is the env's grade of the episode replayed
         replay = replay_row(row)
         assert replay.mismatches == [] and replay.breakdown() == row["breakdown"]
+    # the update timed both ways on this step's rows (rewards set apart so the group spreads)
+    spread = tmp_path / "spread.jsonl"
+    spread.write_text(
+        "".join(
+            json.dumps({**r, "breakdown": {**r["breakdown"], "reward": 1.2 - k}}) + "\n"
+            for k, r in enumerate(rollouts)
+        )
+    )
+    bench = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "grpo_update.py"), str(spread),
+         "--model", str(out / "sft_model"), "--group", "2", "--no-bf16"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert bench.returncode == 0, bench.stderr[-2000:]
+    assert "step 1: 1 groups, 2 episodes" in bench.stdout
+    differs = bench.stdout.splitlines()[-1]  # in float32 the two are the same gradient
+    assert differs.startswith("gradients differ by ") and float(differs.split()[3]) < 1e-4
     again = run("--out", str(out), "--phases", "eval", "--models", "sft")
     assert "eval sft: read back from eval_sft.jsonl" in again.stderr
     reread = json.loads((out / "results.json").read_text())
     assert reread["summary"]["sft"] == results["summary"]["sft"]
+
+    # GRPO branching each group from the last turn of the item's greedy episode
+    branched = tmp_path / "branched"
+    branched.mkdir()
+    (branched / "sft_model").symlink_to(out / "sft_model")
+    settings = [
+        "--out", str(branched), "--phases", "grpo", "--grpo-steps", "2", "--prompts", "1",
+        "--group", "2", "--redraws", "0", "--rollout", "last-turn",
+    ]  # fmt: skip
+    assert "GRPO stopped after 1 steps (saved)" in run(*settings, "--phase-minutes", "0").stdout
+    [entry] = json.loads((branched / "grpo" / "grpo_log.json").read_text())
+    assert entry["rollout"] == "last-turn"
+    [greedy] = [
+        json.loads(x) for x in (branched / "grpo" / "greedy.jsonl").read_text().splitlines()
+    ]
+    assert entry["greedy_reward"] == greedy["breakdown"]["reward"]
+    opening = [m["content"] for m in greedy["transcript"] if m["role"] == "assistant"][:-1]
+    assert greedy["finish_reasons"] and "scripted" not in greedy["finish_reasons"]
+    branches = rollouts_of(branched)
+    assert len(branches) == 2
+    for row in [greedy, *branches]:
+        replay = replay_row(row)
+        assert replay.mismatches == [] and replay.breakdown() == row["breakdown"]
+    for row in branches:  # each opens with the greedy episode's turns but its last, scripted
+        replies = [m["content"] for m in row["transcript"] if m["role"] == "assistant"]
+        assert replies[: len(opening)] == opening
+        assert row["finish_reasons"][: len(opening)] == ["scripted"] * len(opening)
+        assert "scripted" not in row["finish_reasons"][len(opening) :]
+        assert row["options"] == greedy["options"]
+    with pytest.raises(AssertionError, match="began with --rollout last-turn: resume it so"):
+        run(*settings[:-2])
 
     # GRPO from a curriculum: stopped after its first step, resumed with its curriculum
     other = tmp_path / "curriculum"
