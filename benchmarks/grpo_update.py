@@ -23,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 
-def step_rows(rows: list[dict], step: int, group: int) -> tuple[list, list, list]:
-    """(transcripts, advantages, group numbers) of one step's groups whose rewards spread."""
+def step_rows(
+    rows: list[dict], step: int, group: int, most: int | None = None
+) -> tuple[list, list, list]:
+    """(transcripts, advantages, group numbers) of one step's groups whose rewards spread
+    (the first ``most`` of them, or all)."""
     from meeting_gym.agents.grpo import advantages
 
     chosen = [r for r in rows if r["step"] == step]
@@ -36,7 +39,7 @@ def step_rows(rows: list[dict], step: int, group: int) -> tuple[list, list, list
     for g, k in enumerate(range(0, len(chosen), group)):
         members = chosen[k : k + group]
         spread = advantages([float(r["breakdown"]["reward"]) for r in members])
-        if spread is None:
+        if spread is None or (most is not None and len(set(groups)) >= most):
             continue
         for row, weight in zip(members, spread, strict=True):
             transcripts.append(row["transcript"])
@@ -67,14 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--step", type=int, default=1)
     p.add_argument("--group", type=int, default=8, help="episodes per item (the run's --group)")
     p.add_argument("--repeats", type=int, default=1, help="updates timed each way")
+    p.add_argument("--groups", type=int, default=None, help="the step's first N groups only")
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
     args = p.parse_args(argv)
-    if args.group < 1 or args.repeats < 1:
-        p.error("--group and --repeats must be at least 1")
+    if args.group < 1 or args.repeats < 1 or (args.groups is not None and args.groups < 1):
+        p.error("--group, --repeats and --groups must be at least 1")
     try:
         text = Path(args.rollouts).read_text(encoding="utf-8")
         rows = [json.loads(line) for line in text.splitlines()]
-        transcripts, weights, groups = step_rows(rows, args.step, args.group)
+        transcripts, weights, groups = step_rows(rows, args.step, args.group, args.groups)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         p.error(f"{args.rollouts}: {exc}")
     from meeting_gym.agentkit.local import load_model, resolve_model
