@@ -490,19 +490,12 @@ def write_rollouts(
 def read_logged(path: Path) -> list[dict[str, Any]]:
     """The rows an earlier run wrote to ``path``; a damaged line stops the run with one line
     naming it (delete the file to evaluate afresh)."""
-    from meeting_gym.agents.heldout import row_problem
+    from meeting_gym.agents.heldout import read_rows
 
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"{path}:{number}: not JSON ({exc.msg})") from None
-        problem = row_problem(row)
-        if problem:
-            raise SystemExit(f"{path}:{number}: {problem}")
-        rows.append(row)
-    return rows
+    try:
+        return read_rows(path)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def check_replay(label: str, k: int, row: dict[str, Any]) -> None:

@@ -13,28 +13,15 @@ A wrong file, or two files of different items, is one line on stderr and exit st
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 
 def read_rows(path: str) -> list[dict[str, Any]]:
     """The episode rows of a JSONL file (``ValueError`` naming the file and line if malformed)."""
-    from meeting_gym.agents.heldout import row_problem
+    from meeting_gym.agents.heldout import read_rows as checked_rows
 
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            problem = row_problem(row)
-            if problem:
-                raise ValueError(f"{path}:{number}: {problem}")
-            rows.append(row)
+    rows = checked_rows(path)
     if not rows:
         raise ValueError(f"{path}: no rows")
     return rows

@@ -27,6 +27,7 @@ __all__ = [
     "model_summary",
     "paired",
     "paired_line",
+    "read_rows",
     "refused",
     "row_problem",
     "row_stats",
@@ -115,6 +116,25 @@ def row_problem(row: Any) -> str | None:
     ):
         return "transcript must be a list of messages"
     return None
+
+
+def read_rows(path: Any) -> list[dict[str, Any]]:
+    """The episode rows of a JSONL file, each checked by :func:`row_problem` (blank lines
+    skipped); ``ValueError`` naming the file, the line and what is wrong."""
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            problem = row_problem(row)
+            if problem:
+                raise ValueError(f"{path}:{number}: {problem}")
+            rows.append(row)
+    return rows
 
 
 def row_stats(row: dict[str, Any], terms: Sequence[str]) -> dict[str, Any]:
