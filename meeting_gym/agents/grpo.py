@@ -80,17 +80,16 @@ def policy_rows(
 
 def shared_length(rows: Sequence[dict[str, Any]]) -> int:
     """How many leading tokens every row has alike, ids and labels both."""
+    from meeting_gym.agentkit.kvcache import common_prefix
+
     first = rows[0]
-    n = min(len(r["input_ids"]) for r in rows)
+    n = len(first["input_ids"])
     for r in rows[1:]:
-        k = 0
-        while (
-            k < n
-            and r["input_ids"][k] == first["input_ids"][k]
-            and r["labels"][k] == first["labels"][k]
-        ):
-            k += 1
-        n = k
+        n = min(
+            n,
+            common_prefix(r["input_ids"], first["input_ids"]),
+            common_prefix(r["labels"], first["labels"]),
+        )
     return n
 
 
