@@ -274,6 +274,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """
     import torch
 
+    from meeting_gym.agentkit.memory import peak_resident_gb, resident_gb, return_freed_memory
     from meeting_gym.agents.grpo import (
         advantages,
         branch_groups,
@@ -361,6 +362,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             kept_groups += [groups[k] for k in kept]
             if len(kept_groups) >= args.prompts:
                 break
+        after_rollouts = resident_gb()
         transcripts, weights, group_of = [], [], []
         for g, group in enumerate(kept_groups):
             for result, weight in zip(group, advantages([r.reward for r in group]), strict=True):
@@ -369,6 +371,10 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 group_of.append(g)  # a group's episodes share their prefix: read it once
         rows = policy_rows(tokenizer, transcripts, weights, stops, group_of)
         loss = policy_step(model, optimizer, rows, bf16=args.bf16)
+        held = resident_gb()
+        # the update's freed tensors and the rollouts' caches, kept for reuse by the allocator
+        # settings, go back to the kernel before the next step's other kind of work
+        return_freed_memory()
         entry = {
             "step": step + 1,
             "reward": round(sum(rewards) / max(len(rewards), 1), 4),
@@ -380,6 +386,10 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             "loss": loss,
             "seconds": round(time.perf_counter() - began, 1),
             "rollout": args.rollout,
+            "rss_rollouts_gb": after_rollouts,
+            "rss_gb": held,
+            "rss_trimmed_gb": resident_gb(),
+            "peak_rss_gb": peak_resident_gb(),
         }
         if greedy:  # the greedy episodes each group branched from, on the same train items
             entry["greedy_reward"] = round(sum(greedy) / len(greedy), 4)

@@ -18,6 +18,10 @@ threads created after the settings share the main one.
 The settings are the process's, so they are applied only where a local model is loaded,
 never when a user has set glibc's own variables, and not at all with
 ``MEETING_GYM_MALLOC=default``.
+
+Memory kept this way is the process's until it exits. A long run that alternates two kinds of
+work (a GRPO step's rollouts, then its update) can return it between them with
+:func:`return_freed_memory`, and log :func:`resident_gb` to see what it holds.
 """
 
 from __future__ import annotations
@@ -74,3 +78,42 @@ def keep_freed_memory(environ: Mapping[str, str] | None = None) -> bool:
     chosen = THRESHOLDS if environ.get(OPT_OUT, "") == "thresholds" else SETTINGS
     _applied = all(mallopt(param, value) == 1 for param, value in chosen)
     return _applied
+
+
+def return_freed_memory() -> bool:
+    """Give the heap's free pages back to the kernel (glibc's ``malloc_trim(0)``).
+
+    True where some memory was returned; False where nothing was, off glibc, or off Linux.
+    Freed chunks in the middle of the heap are returned too, page by page, so this undoes what
+    :func:`keep_freed_memory` kept without changing its settings for the next step.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018 - glibc only
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return False
+    return bool(trim(0))
+
+
+def resident_gb() -> float | None:
+    """The process's resident memory now, in GB (from ``/proc/self/statm``); None off Linux."""
+    try:
+        fields = open("/proc/self/statm").read().split()  # noqa: SIM115 - one short read
+    except OSError:
+        return None
+    return round(int(fields[1]) * os.sysconf("SC_PAGE_SIZE") / 1e9, 2)
+
+
+def peak_resident_gb() -> float | None:
+    """The most resident memory the process has held, in GB (``VmHWM``); None off Linux."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) * 1024 / 1e9, 2)
+    except OSError:
+        return None
+    return None

@@ -97,3 +97,41 @@ def test_thresholds_alone_leave_a_thread_its_own_arena():
     # on the main arena, at most the heap growing for two 64 MB chunks (2 x 16,384 pages,
     # seen exactly on one fresh machine); on a thread's own arena, every iteration's pages
     assert on_main <= 2 * 16_384 < 30 * 10_000 < on_thread  # the arena cap is what mends it
+
+
+TRIM = """
+from meeting_gym.agentkit.memory import keep_freed_memory, resident_gb, return_freed_memory
+print(keep_freed_memory())
+start = resident_gb()
+chunks = [bytearray(1 << 20) for _ in range(400)]  # 400 MB from the heap, every page touched
+held = resident_gb()
+del chunks
+kept = resident_gb()  # the settings keep the freed heap
+print(return_freed_memory(), start, held, kept, resident_gb())
+"""
+
+
+@pytest.mark.skipif(not GLIBC_LINUX, reason="glibc's malloc_trim")
+def test_memory_kept_for_reuse_goes_back_to_the_kernel_when_asked():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUN"))}
+    env.pop(memory.OPT_OUT, None)
+    done = subprocess.run(
+        [sys.executable, "-c", TRIM], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    applied, rest = done.stdout.split("\n", 1)
+    returned, start, held, kept, after = rest.split()
+    assert (applied, returned) == ("True", "True")
+    start, held, kept, after = float(start), float(held), float(kept), float(after)
+    assert held - start > 0.35  # the 400 MB resident
+    assert kept - start > 0.35  # freed, still the process's under the settings
+    assert after - start < 0.05  # given back
+
+
+def test_resident_memory_is_read_from_proc():
+    if not sys.platform.startswith("linux"):
+        assert memory.resident_gb() is None
+        return
+    now, peak = memory.resident_gb(), memory.peak_resident_gb()
+    assert now is not None and peak is not None
+    assert 0 < now <= peak
