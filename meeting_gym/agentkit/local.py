@@ -260,11 +260,20 @@ class LocalChatClient:
         self.stats = {"requests": 0, "prompt_tokens": 0, "reused_tokens": 0, "generated": 0}
         self.on_progress = on_progress
         self._started = time.monotonic()
-        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         keep_freed_memory()  # before the thread: it shares the main arena only if made after
         self._thread = threading.Thread(target=self._serve, name="local-model", daemon=True)
         self._thread.start()
+
+    @property
+    def chat(self) -> Any:
+        """``chat.completions.create``, as an OpenAI client has it.
+
+        Made on each access rather than kept: a kept one would hold the bound method, and so
+        the client, in a reference cycle that only the cyclic collector frees, with its
+        cache's keys and values (up to 2 GiB) still alive after :meth:`close`.
+        """
+        return SimpleNamespace(completions=SimpleNamespace(create=self.create))
 
     @property
     def tool_protocol(self) -> str:
@@ -502,10 +511,14 @@ class LocalChatClient:
         return []
 
     def close(self) -> None:
-        """Stop the generation thread (requests still queued are answered first)."""
+        """Stop the generation thread (requests still queued are answered first) and drop
+        the cached keys and values: a training loop that makes a client for each step's
+        rollouts gets them back then, whoever still holds the client."""
         if self._thread.is_alive():
             self._queue.put(None)
             self._thread.join()
+        if self.cache is not None:
+            self.cache.entries.clear()
 
     def __enter__(self) -> LocalChatClient:
         return self

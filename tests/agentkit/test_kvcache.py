@@ -434,3 +434,29 @@ def test_a_long_new_prompt_is_read_alone_so_a_short_one_beside_it_is_not_padded(
     assert len(prefill) == 1 and prefill[0][0][0] >= 40  # the opening read alone first
     batch = [c for c in calls_made if len(c[0]) == 2]
     assert batch and max(batch[0][0]) < 40  # then every row reads a few tokens
+
+
+def test_a_closed_client_lets_its_cached_keys_and_values_go_without_the_cyclic_collector(tiny):
+    """A training loop makes a client for each step's rollouts: the last step's cache (up to
+    2 GiB) must be freed when the client is closed, not when the cyclic collector next runs
+    (GRPO run b1 was killed for memory at its seventh step while they piled up)."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        with LocalChatClient(tiny, prefix_cache=True) as client:
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hello"}], max_tokens=4
+            )
+            assert client.cache is not None
+            waited = time.monotonic() + 30
+            while not client.cache.entries and time.monotonic() < waited:
+                time.sleep(0.01)  # the batch stores its keys and values after it answers
+            keys = weakref.ref(client.cache.entries[0].layers[0][0])
+        assert keys() is None  # dropped by close, though the client is still held here
+        held = weakref.ref(client)
+        del client
+        assert held() is None  # and the client itself goes by reference counting alone
+    finally:
+        gc.enable()
