@@ -1,6 +1,11 @@
 """Per GRPO step of a run: its groups, their distinct final answers and exact rollouts.
 
     python benchmarks/grpo_groups.py runs/tool_env/grpo/rollouts.jsonl [--group 8]
+    python benchmarks/grpo_groups.py ROLLOUTS --times 09:00:00Z,10:00:00Z
+
+``--times`` adds, per step, the share of the rollouts' answers at those times of day (on any
+date) and the share of gold's answers there: a policy that gathers on a few times where gold
+rarely is has found a shortcut, not the conversion.
 
 ``examples/train_tool_env.py`` writes every rollout as a row, group by group, each with its
 step. A group whose distinct answers fall toward one is a policy collapsing onto one reply
@@ -16,18 +21,29 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def step_table(rows: list[dict], group: int) -> list[dict]:
-    """One line per step: groups, mean distinct answers per group, exact rollouts of all."""
+def time_of_day(answer: object) -> str:
+    """The part of an ISO answer after its ``T`` (``NONE`` and other text as they are)."""
+    text = str(answer)
+    return text.split("T", 1)[1] if "T" in text else text
+
+
+def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()) -> list[dict]:
+    """One line per step: groups, mean distinct answers per group, exact rollouts of all, and
+    (with ``times``) the rollouts and gold answers at those times of day."""
     if len(rows) % group:
         raise ValueError(f"{len(rows)} rows are not whole groups of {group}")
     distinct: dict[int, list[int]] = defaultdict(list)
     exact: dict[int, list[float]] = defaultdict(list)
+    at: dict[int, list[tuple[bool, bool]]] = defaultdict(list)
     for k in range(0, len(rows), group):
         members = rows[k : k + group]
         if len({r["step"] for r in members}) != 1:
             raise ValueError(f"rows {k} to {k + group - 1} span two steps: is --group right?")
         distinct[members[0]["step"]].append(len({str(r["answer"]) for r in members}))
         exact[members[0]["step"]] += [r["breakdown"]["exact_match"] for r in members]
+        at[members[0]["step"]] += [
+            (time_of_day(r["answer"]) in times, time_of_day(r["gold"]) in times) for r in members
+        ]
     return [
         {
             "step": step,
@@ -35,6 +51,8 @@ def step_table(rows: list[dict], group: int) -> list[dict]:
             "answers_per_group": round(sum(counts) / len(counts), 2),
             "exact": int(sum(exact[step])),
             "rollouts": len(exact[step]),
+            "at_times": sum(mine for mine, _ in at[step]),
+            "gold_at_times": sum(gold for _, gold in at[step]),
         }
         for step, counts in distinct.items()
     ]
@@ -44,20 +62,29 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("rollouts", help="a run's grpo/rollouts.jsonl")
     p.add_argument("--group", type=int, default=8, help="episodes per item (the run's --group)")
+    p.add_argument("--times", default="", help="comma-separated times of day, e.g. 09:00:00Z")
     args = p.parse_args(argv)
+    times = frozenset(t.strip() for t in args.times.split(",") if t.strip())
     if args.group < 1:
         p.error("--group must be at least 1")
     try:
         text = Path(args.rollouts).read_text(encoding="utf-8")
-        table = step_table([json.loads(line) for line in text.splitlines()], args.group)
+        table = step_table([json.loads(line) for line in text.splitlines()], args.group, times)
     except (OSError, ValueError, KeyError) as exc:
         p.error(f"{args.rollouts}: {exc}")
-    print("| step | groups | distinct answers per group | exact rollouts |")
-    print("|---|---|---|---|")
+    extra = " answers at the times | gold at the times |" if times else ""
+    print("| step | groups | distinct answers per group | exact rollouts |" + extra)
+    print("|---|---|---|---|" + ("---|---|" if times else ""))
     for line in table:
+        cells = (
+            f" {line['at_times']} of {line['rollouts']} |"
+            f" {line['gold_at_times']} of {line['rollouts']} |"
+            if times
+            else ""
+        )
         print(
             f"| {line['step']} | {line['groups']} | {line['answers_per_group']:.2f} | "
-            f"{line['exact']} of {line['rollouts']} |"
+            f"{line['exact']} of {line['rollouts']} |" + cells
         )
     return 0
 

@@ -1,0 +1,64 @@
+"""benchmarks/grpo_groups.py: the per-step table of a GRPO run's groups, read from its rows."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("grpo_groups", ROOT / "benchmarks" / "grpo_groups.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def row(step: int, answer: str, gold: str) -> dict:
+    return {
+        "step": step,
+        "answer": answer,
+        "gold": gold,
+        "breakdown": {"exact_match": float(answer == gold)},
+    }
+
+
+ROWS = [
+    row(1, "2024-03-11T09:00:00Z", "2024-03-11T13:00:00Z"),
+    row(1, "2024-03-11T13:00:00Z", "2024-03-11T13:00:00Z"),
+    row(1, "NONE", "NONE"),
+    row(1, "2024-03-12T09:00:00Z", "NONE"),
+    row(2, "2024-05-01T09:00:00Z", "2024-05-01T09:00:00Z"),
+    row(2, "2024-05-02T09:00:00Z", "2024-05-01T09:00:00Z"),
+]
+
+
+def test_the_answers_at_given_times_of_day_are_counted_on_any_date_beside_golds():
+    table = bench.step_table(ROWS, 2, frozenset({"09:00:00Z"}))
+    assert [(t["step"], t["groups"], t["answers_per_group"], t["exact"]) for t in table] == [
+        (1, 2, 2.0, 2),
+        (2, 1, 2.0, 1),
+    ]
+    assert [(t["at_times"], t["gold_at_times"], t["rollouts"]) for t in table] == [
+        (2, 0, 4),
+        (2, 2, 2),
+    ]
+    assert bench.time_of_day("NONE") == "NONE"
+
+
+def test_the_printed_table_gains_the_two_columns_only_when_times_are_asked(tmp_path, capsys):
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    assert bench.main([str(path), "--group", "2"]) == 0
+    assert "| 1 | 2 | 2.00 | 2 of 4 |" in capsys.readouterr().out.splitlines()
+    assert bench.main([str(path), "--group", "2", "--times", "09:00:00Z, 13:00:00Z"]) == 0
+    assert "| 1 | 2 | 2.00 | 2 of 4 | 3 of 4 | 2 of 4 |" in capsys.readouterr().out.splitlines()
+
+
+def test_rows_that_are_not_whole_groups_are_one_line_of_error(tmp_path, capsys):
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:5]))
+    with pytest.raises(SystemExit) as stop:
+        bench.main([str(path), "--group", "2"])
+    assert stop.value.code == 2
+    assert "5 rows are not whole groups of 2" in capsys.readouterr().err
