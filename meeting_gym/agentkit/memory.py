@@ -67,17 +67,24 @@ def keep_freed_memory(environ: Mapping[str, str] | None = None) -> bool:
     if _applied is not None:
         return _applied
     _applied = False
-    if not sys.platform.startswith("linux"):
+    libc = _glibc()
+    if libc is None:
         return False
+    chosen = THRESHOLDS if environ.get(OPT_OUT, "") == "thresholds" else SETTINGS
+    _applied = all(libc.mallopt(param, value) == 1 for param, value in chosen)
+    return _applied
+
+
+def _glibc() -> ctypes.CDLL | None:
+    """The process's C library where it is glibc on Linux, else None."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         libc = ctypes.CDLL(None)
         libc.gnu_get_libc_version  # noqa: B018 - only glibc has it; musl's mallopt is a stub
-        mallopt = libc.mallopt
     except (OSError, AttributeError):
-        return False
-    chosen = THRESHOLDS if environ.get(OPT_OUT, "") == "thresholds" else SETTINGS
-    _applied = all(mallopt(param, value) == 1 for param, value in chosen)
-    return _applied
+        return None
+    return libc
 
 
 def return_freed_memory() -> bool:
@@ -87,15 +94,8 @@ def return_freed_memory() -> bool:
     Freed chunks in the middle of the heap are returned too, page by page, so this undoes what
     :func:`keep_freed_memory` kept without changing its settings for the next step.
     """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None)
-        libc.gnu_get_libc_version  # noqa: B018 - glibc only
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return False
-    return bool(trim(0))
+    libc = _glibc()
+    return libc is not None and bool(libc.malloc_trim(0))
 
 
 def resident_gb() -> float | None:
