@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -85,6 +86,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--group", type=int, default=8, help="episodes per item")
     p.add_argument("--grpo-lr", type=float, default=1e-5)
     p.add_argument("--temperature", type=float, default=1.0, help="GRPO sampling temperature")
+    p.add_argument(
+        "--kl",
+        type=float,
+        default=0.0,
+        help="GRPO: weight of a KL term toward the SFT model (0: none)",
+    )
     p.add_argument(
         "--rollout",
         choices=ROLLOUTS,
@@ -156,6 +163,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("episodes", "batch", "micro_batch", "eval_n", "eval_batch", "max_turns"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if not (args.kl >= 0 and math.isfinite(args.kl)):
+        p.error("--kl must be a finite number at least 0")
     if args.curriculum and args.difficulty:
         p.error("--curriculum chooses the difficulty itself: give --difficulty ''")
     args.rules = None
@@ -281,6 +290,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         informative,
         policy_rows,
         policy_step,
+        reference_logps,
         rollout_groups,
     )
     from meeting_gym.core.curriculum import Curriculum
@@ -295,6 +305,9 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         first = saved[0].get("rollout", "whole") if saved else args.rollout
         if first != args.rollout:
             raise SystemExit(f"this GRPO run began with --rollout {first}: resume it so")
+        beta = saved[0].get("kl_beta", 0.0) if saved else args.kl
+        if beta != args.kl:
+            raise SystemExit(f"this GRPO run began with --kl {beta}: resume it so")
     # a run resumes as it began: with its curriculum (saved beside its state) or without
     began_with = (state_dir / "curriculum.json").is_file()
     if resumed and began_with != args.curriculum:
@@ -302,6 +315,8 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         raise SystemExit(f"this GRPO run began {said} --curriculum: resume it {said}")
     tokenizer, model = load(str(state_dir / "model" if resumed else out / "sft_model"))
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.grpo_lr, weight_decay=0.0)
+    # the KL term's reference: the SFT model, frozen (whichever step the policy resumes at)
+    reference = load(str(out / "sft_model"))[1].eval().requires_grad_(False) if args.kl else None
     log: list[dict[str, Any]] = []
     curriculum = curriculum_for(args, SPLIT_SEED) if args.curriculum else None
     if resumed:
@@ -370,7 +385,10 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 weights.append(weight)
                 group_of.append(g)  # a group's episodes share their prefix: read it once
         rows = policy_rows(tokenizer, transcripts, weights, stops, group_of)
-        loss = policy_step(model, optimizer, rows, bf16=args.bf16)
+        stats: dict[str, float] = {}
+        if reference is not None:
+            reference_logps(reference, rows, bf16=args.bf16)
+        loss = policy_step(model, optimizer, rows, bf16=args.bf16, beta=args.kl, stats=stats)
         held = resident_gb()
         # the update's freed tensors and the rollouts' caches, kept for reuse by the allocator
         # settings, go back to the kernel before the next step's other kind of work
@@ -386,11 +404,14 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             "loss": loss,
             "seconds": round(time.perf_counter() - began, 1),
             "rollout": args.rollout,
+            "kl_beta": args.kl,
             "rss_rollouts_gb": after_rollouts,
             "rss_gb": held,
             "rss_trimmed_gb": resident_gb(),
             "peak_rss_gb": peak_resident_gb(),
         }
+        if "kl" in stats:  # the policy's distance from the SFT model, before the update
+            entry["kl"] = float(f"{stats['kl']:.4g}")  # small early on: keep its digits
         if greedy:  # the greedy episodes each group branched from, on the same train items
             entry["greedy_reward"] = round(sum(greedy) / len(greedy), 4)
         if curriculum is not None:

@@ -16,6 +16,12 @@ group are read with their common prefix once (:func:`policy_step`).
 The episode is re-rendered from its transcript through the one chat rendering: where the
 model's sampled tokens and the re-encoding of their text differ, the re-encoding is learnt
 (as TRL does for multi-turn rollouts). torch is imported by :func:`policy_step` only.
+
+An optional KL term (``beta`` > 0) holds the policy near a frozen reference model (the SFT
+model): each labelled token adds ``beta * k3``, where ``k3 = exp(d) - d - 1`` and ``d`` is the
+reference's log probability of the token less the policy's (the estimator TRL's GRPO uses;
+0 where the two agree, and always at least 0). The reference's log probabilities are read
+once per step by :func:`reference_logps`.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ __all__ = [
     "informative",
     "policy_rows",
     "policy_step",
+    "reference_logps",
     "rollout_groups",
     "shared_length",
 ]
@@ -100,6 +107,8 @@ def policy_step(
     *,
     bf16: bool = False,
     share_prefix: bool = True,
+    beta: float = 0.0,
+    stats: dict[str, float] | None = None,
 ) -> float:
     """One policy-gradient update on ``rows``; the loss (mean over labelled tokens).
 
@@ -113,9 +122,15 @@ def policy_step(
     after it: the same loss and gradient (the prefix's labelled tokens weigh the sum of
     the group's advantages), for one long forward and backward pass per group instead of
     one per row.
+
+    With ``beta`` > 0 every row needs its ``ref_logp`` (:func:`reference_logps`), and each
+    labelled token's loss gains ``beta * k3`` (the module's docstring). ``stats``, if given,
+    receives ``kl``: the mean ``k3`` over the labelled tokens, before the update.
     """
     import torch
 
+    if beta > 0 and any("ref_logp" not in r for r in rows):
+        raise ValueError("beta > 0 needs every row's ref_logp: call reference_logps first")
     labelled = sum(sum(1 for t in r["labels"] if t != IGNORE) for r in rows)
     if not rows or labelled == 0:
         return 0.0
@@ -124,25 +139,93 @@ def policy_step(
     by_group: dict[Any, list[dict[str, Any]]] = {}
     for k, row in enumerate(rows):  # a row without a group is a group of its own
         by_group.setdefault(row.get("group", ("alone", k)), []).append(row)
-    total = 0.0
+    total, kl = 0.0, [0.0]
     for members in by_group.values():
         n = shared_length(members) if share_prefix and len(members) > 1 else 0
         if n >= 2:
-            total += _shared_backward(model, members, n, labelled, bf16)
+            total += _shared_backward(model, members, n, labelled, bf16, beta, kl)
             continue
         for row in members:  # one row's graph at a time
-            loss = _row_loss(model, row, None, 0, labelled, bf16)
+            loss = _row_loss(model, row, None, 0, labelled, bf16, beta, kl)
             loss.backward()
             total += float(loss.detach())
+    if stats is not None and all("ref_logp" in r for r in rows):
+        stats["kl"] = kl[0] / labelled
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
     model.eval()
     return total if math.isfinite(total) else float("nan")
 
 
-def _row_loss(model: Any, row: dict[str, Any], past: Any, start: int, labelled: int, bf16: bool):
-    """``-advantage * log p`` of a row's labelled tokens from ``start`` on, over ``labelled``;
-    ``past`` caches the tokens before ``start``."""
+def reference_logps(
+    model: Any, rows: Sequence[dict[str, Any]], *, bf16: bool = False, share_prefix: bool = True
+) -> None:
+    """Give each row its ``ref_logp``: the log probability ``model`` (the frozen reference)
+    gives the token at each position, 0.0 where the token carries no label.
+
+    Rows of one ``group`` have their common prefix read once, as :func:`policy_step` does.
+    """
+    import torch
+    from transformers.cache_utils import DynamicCache
+
+    from meeting_gym.agentkit.kvcache import _layer_kv
+
+    by_group: dict[Any, list[dict[str, Any]]] = {}
+    for k, row in enumerate(rows):
+        by_group.setdefault(row.get("group", ("alone", k)), []).append(row)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        for members in by_group.values():
+            n = shared_length(members) if share_prefix and len(members) > 1 else 0
+            head: list[float] = []
+            past_kv: list[Any] = []
+            if n >= 2:
+                head, cache = _scored(model, members[0], 0, n, None, bf16, keep=True)
+                past_kv = [t[:, :, : n - 1] for pair in _layer_kv(cache) for t in pair]
+            for row in members:
+                if n >= 2:
+                    past = DynamicCache(list(zip(past_kv[::2], past_kv[1::2], strict=True)))
+                    end = len(row["input_ids"])
+                    rest = _scored(model, row, n - 1, end, past, bf16)[0] if end > n else []
+                    row["ref_logp"] = [0.0, *head, *rest]
+                else:
+                    scored = _scored(model, row, 0, len(row["input_ids"]), None, bf16)[0]
+                    row["ref_logp"] = [0.0, *scored]
+    model.train(was_training)
+
+
+def _scored(
+    model: Any, row: dict[str, Any], start: int, end: int, past: Any, bf16: bool, keep=False
+) -> tuple[list[float], Any]:
+    """The log probabilities of positions ``start + 1`` to ``end - 1`` of ``row`` (0.0 for
+    the unlabelled), read after ``past``; and the cache if ``keep``."""
+    import torch
+
+    from meeting_gym.agents.sft import labelled_pass
+
+    ids = torch.tensor([row["input_ids"][start:end]])
+    labels = torch.tensor([row["labels"][start:end]])
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits, targets, cache = labelled_pass(model, ids, labels, past=past, cache=keep)
+    logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
+    picked = iter(logp.tolist())
+    out = [next(picked) if row["labels"][t] != IGNORE else 0.0 for t in range(start + 1, end)]
+    return out, cache
+
+
+def _row_loss(
+    model: Any,
+    row: dict[str, Any],
+    past: Any,
+    start: int,
+    labelled: int,
+    bf16: bool,
+    beta: float = 0.0,
+    kl: list[float] | None = None,
+):
+    """``-advantage * log p`` (plus ``beta * k3``) of a row's labelled tokens from ``start``
+    on, over ``labelled``; ``past`` caches the tokens before ``start``."""
     import torch
 
     from meeting_gym.agents.sft import labelled_pass
@@ -152,11 +235,44 @@ def _row_loss(model: Any, row: dict[str, Any], past: Any, start: int, labelled: 
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         logits, targets, _ = labelled_pass(model, ids, labels, past=past)
     logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
-    return -(row["advantage"] * logp.sum()) / labelled
+    loss = -(row["advantage"] * logp.sum()) / labelled
+    return loss + _kl_term(row, start, len(row["input_ids"]), logp, 1, labelled, beta, kl)
+
+
+def _kl_term(
+    row: dict[str, Any],
+    start: int,
+    end: int,
+    logp: Any,
+    copies: int,
+    labelled: int,
+    beta: float,
+    kl: list[float] | None,
+):
+    """``beta * copies * sum(k3) / labelled`` over the labelled tokens of positions
+    ``start + 1`` to ``end - 1`` (those ``logp`` scores); ``kl[0]`` gains ``copies * sum(k3)``.
+    0 when the row has no reference log probabilities."""
+    import torch
+
+    if "ref_logp" not in row:
+        return 0.0
+    labels = row["labels"]
+    ref = [row["ref_logp"][t] for t in range(start + 1, end) if labels[t] != IGNORE]
+    d = torch.tensor(ref, dtype=logp.dtype) - logp
+    k3 = (torch.exp(d) - d - 1).sum()
+    if kl is not None:
+        kl[0] += copies * float(k3.detach())
+    return beta * copies * k3 / labelled if beta > 0 else 0.0
 
 
 def _shared_backward(
-    model: Any, members: list[dict[str, Any]], n: int, labelled: int, bf16: bool
+    model: Any,
+    members: list[dict[str, Any]],
+    n: int,
+    labelled: int,
+    bf16: bool,
+    beta: float = 0.0,
+    kl: list[float] | None = None,
 ) -> float:
     """Back-propagate a group's loss with its first ``n`` tokens (alike in every row) read
     once; the loss.
@@ -182,6 +298,8 @@ def _shared_backward(
     weight = sum(row["advantage"] for row in members)
     logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
     prefix_loss = -(weight * logp.sum()) / labelled
+    # every row holds the prefix's tokens: their KL counts once for each
+    prefix_loss = prefix_loss + _kl_term(members[0], 0, n, logp, len(members), labelled, beta, kl)
     kept = [t[:, :, : n - 1] for pair in _layer_kv(cache) for t in pair]
     leaves = [t.detach().requires_grad_() for t in kept]
     total = float(prefix_loss.detach())
@@ -189,7 +307,7 @@ def _shared_backward(
         if len(row["input_ids"]) > n:  # a row no longer than the prefix has nothing left
             # a fresh cache per row over the same leaves: each pass appends its own tokens
             past = DynamicCache(list(zip(leaves[::2], leaves[1::2], strict=True)))
-            loss = _row_loss(model, row, past, n - 1, labelled, bf16)
+            loss = _row_loss(model, row, past, n - 1, labelled, bf16, beta, kl)
             loss.backward()
             total += float(loss.detach())
     reached = [

@@ -19,6 +19,7 @@ from meeting_gym.agents.grpo import (  # noqa: E402
     advantages,
     informative,
     policy_step,
+    reference_logps,
     shared_length,
 )
 from meeting_gym.agents.sft import IGNORE  # noqa: E402
@@ -104,3 +105,69 @@ def test_reading_a_groups_prefix_once_gives_the_loss_and_gradient_of_reading_eac
     alone_loss, alone_grads = step_grads(alone, share=True)
     assert alone_loss == pytest.approx(whole_loss, rel=1e-5)
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(whole, alone_grads, strict=True))
+
+
+def with_reference(rows, reference, share=True):
+    rows = [dict(r) for r in rows]
+    reference_logps(reference, rows, share_prefix=share)
+    return rows
+
+
+def test_the_references_log_probabilities_are_each_labelled_tokens_read_whole_or_shared():
+    reference = tiny()
+    rows = [{**r, "advantage": 0.0} for r in GROUPED]
+    shared, whole = with_reference(rows, reference), with_reference(rows, reference, False)
+    for a, b in zip(shared, whole, strict=True):
+        assert len(a["ref_logp"]) == len(a["input_ids"])
+        assert a["ref_logp"] == pytest.approx(b["ref_logp"], abs=1e-5)
+        # unlabelled tokens read 0; the labelled ones sum to the row's log likelihood
+        assert all(v == 0.0 for v, t in zip(a["ref_logp"], a["labels"], strict=True) if t == X)
+        assert sum(a["ref_logp"]) == pytest.approx(logp(reference, a), abs=1e-4)
+
+
+def test_the_kl_term_pulls_the_policy_back_toward_the_reference_and_is_zero_at_it():
+    rows = [{**r, "advantage": 0.0} for r in GROUPED]  # no reward signal: only the KL acts
+    policy = tiny()
+    # the policy itself as the reference: no KL, no gradient
+    stats: dict[str, float] = {}
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.0)
+    policy_step(policy, optimizer, with_reference(rows, policy), beta=1.0, stats=stats)
+    assert stats["kl"] == pytest.approx(0.0, abs=1e-6)
+    assert max(float(p.grad.abs().max()) for p in policy.parameters()) < 1e-6
+    # another model as the reference: each step lowers the KL to it
+    reference = tiny_llama(32, seed=1, context=64)
+    rows = with_reference(rows, reference)
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)  # small steps: no overshoot
+    seen = []
+    for _ in range(3):
+        stats = {}
+        policy_step(policy, optimizer, rows, beta=1.0, stats=stats)
+        seen.append(stats["kl"])
+    assert seen[0] > 0.01 and seen[0] > seen[1] > seen[2]
+    assert seen[2] < seen[0] / 3
+    # beta 0 measures the KL but leaves it out of the update
+    stats = {}
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.0)
+    assert policy_step(policy, optimizer, rows, beta=0.0, stats=stats) == 0.0
+    assert stats["kl"] > 0
+    with pytest.raises(ValueError, match="ref_logp"):
+        policy_step(policy, optimizer, [{**r, "advantage": 1.0} for r in GROUPED], beta=0.1)
+
+
+def test_with_the_kl_term_reading_a_groups_prefix_once_still_gives_the_same_gradient():
+    reference = tiny_llama(32, seed=2, context=64)
+    weights = [1.5, 0.25, -1.0, 0.5, 0.7, 0.3, 2.0, 0.0]
+    rows = [{**r, "advantage": w} for r, w in zip(GROUPED, weights, strict=True)]
+    rows = with_reference(rows, reference)
+    results = []
+    for share in (False, True):
+        model = tiny()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        stats: dict[str, float] = {}
+        loss = policy_step(model, optimizer, rows, share_prefix=share, beta=0.5, stats=stats)
+        results.append((loss, stats["kl"], [p.grad.clone() for p in model.parameters()]))
+    (whole_loss, whole_kl, whole), (shared_loss, shared_kl, shared) = results
+    assert whole_kl > 1e-3 and shared_kl == pytest.approx(whole_kl, rel=1e-5)
+    assert shared_loss == pytest.approx(whole_loss, rel=1e-5)
+    for a, b in zip(whole, shared, strict=True):
+        assert torch.allclose(a, b, atol=1e-6, rtol=1e-4)

@@ -147,11 +147,13 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     (branched / "sft_model").symlink_to(out / "sft_model")
     settings = [
         "--out", str(branched), "--phases", "grpo", "--grpo-steps", "2", "--prompts", "1",
-        "--group", "2", "--redraws", "0", "--rollout", "last-turn",
+        "--group", "2", "--redraws", "0", "--kl", "0.05", "--rollout", "last-turn",
     ]  # fmt: skip
     assert "GRPO stopped after 1 steps (saved)" in run(*settings, "--phase-minutes", "0").stdout
     [entry] = json.loads((branched / "grpo" / "grpo_log.json").read_text())
     assert entry["rollout"] == "last-turn"
+    # the first step's policy is the SFT model itself: no distance from the reference yet
+    assert entry["kl_beta"] == 0.05 and entry["kl"] == pytest.approx(0.0, abs=1e-3)
     [greedy] = [
         json.loads(x) for x in (branched / "grpo" / "greedy.jsonl").read_text().splitlines()
     ]
@@ -175,6 +177,11 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
         assert row["options"] == greedy["options"]
     with pytest.raises(AssertionError, match="began with --rollout last-turn: resume it so"):
         run(*settings[:-2])
+    with pytest.raises(AssertionError, match=r"began with --kl 0\.05: resume it so"):
+        run(*settings[:-4], *settings[-2:])
+    run(*settings)  # the second step: the policy has moved from the SFT model
+    second = json.loads((branched / "grpo" / "grpo_log.json").read_text())[1]
+    assert second["kl_beta"] == 0.05 and second["kl"] > 0
 
     # GRPO from a curriculum: stopped after its first step, resumed with its curriculum
     other = tmp_path / "curriculum"

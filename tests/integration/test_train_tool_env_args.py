@@ -58,6 +58,14 @@ def test_a_wrong_span_exits_with_one_line_naming_it(flags, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["-0.1", "nan", "inf"])
+def test_a_kl_weight_below_0_or_not_finite_exits_with_one_line(value, capsys):
+    with pytest.raises(SystemExit) as stop:
+        script.parse_args(["--phases", "grpo", "--kl", value])
+    assert stop.value.code == 2
+    assert "--kl must be a finite number at least 0" in capsys.readouterr().err
+
+
 def test_without_a_curriculum_there_are_no_curriculum_rules():
     assert script.parse_args(["--phases", "grpo"]).rules is None
 
