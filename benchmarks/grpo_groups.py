@@ -7,6 +7,11 @@
 date) and the share of gold's answers there: a policy that gathers on a few times where gold
 rarely is has found a shortcut, not the conversion.
 
+Held-out rows (``eval_<model>.jsonl``, which carry no step) are read as one line, ``held
+out``, with ``--group 1``: how often a model answers at those times on the evaluation items.
+
+    python benchmarks/grpo_groups.py runs/tool_env_grpo4/eval_grpo.jsonl --group 1 --times 09:00:00Z
+
 ``examples/train_tool_env.py`` writes every rollout as a row, group by group, each with its
 step. A group whose distinct answers fall toward one is a policy collapsing onto one reply
 (the step's log carries the same count as ``answers_per_group`` since it was added; this
@@ -19,6 +24,8 @@ import argparse
 import json
 from collections import defaultdict
 from pathlib import Path
+
+HELD_OUT = "held out"
 
 
 def time_of_day(answer: object) -> str:
@@ -37,11 +44,13 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
     at: dict[int, list[tuple[bool, bool]]] = defaultdict(list)
     for k in range(0, len(rows), group):
         members = rows[k : k + group]
-        if len({r["step"] for r in members}) != 1:
+        steps = {r.get("step", HELD_OUT) for r in members}  # eval rows carry no step
+        if len(steps) != 1:
             raise ValueError(f"rows {k} to {k + group - 1} span two steps: is --group right?")
-        distinct[members[0]["step"]].append(len({str(r["answer"]) for r in members}))
-        exact[members[0]["step"]] += [r["breakdown"]["exact_match"] for r in members]
-        at[members[0]["step"]] += [
+        step = steps.pop()
+        distinct[step].append(len({str(r["answer"]) for r in members}))
+        exact[step] += [r["breakdown"]["exact_match"] for r in members]
+        at[step] += [
             (time_of_day(r["answer"]) in times, time_of_day(r["gold"]) in times) for r in members
         ]
     return [

@@ -62,3 +62,14 @@ def test_rows_that_are_not_whole_groups_are_one_line_of_error(tmp_path, capsys):
         bench.main([str(path), "--group", "2"])
     assert stop.value.code == 2
     assert "5 rows are not whole groups of 2" in capsys.readouterr().err
+
+
+def test_held_out_rows_without_a_step_are_one_line(tmp_path, capsys):
+    path = tmp_path / "eval_grpo.jsonl"
+    held_out = [{k: v for k, v in r.items() if k != "step"} for r in ROWS]
+    path.write_text("".join(json.dumps(r) + "\n" for r in held_out))
+    assert bench.main([str(path), "--group", "1", "--times", "09:00:00Z"]) == 0
+    assert "| held out | 6 | 1.00 | 3 of 6 | 4 of 6 | 2 of 6 |" in capsys.readouterr().out
+    # a run's rows and held-out rows in one group are two steps
+    with pytest.raises(ValueError, match="span two steps"):
+        bench.step_table([ROWS[0], held_out[1]], 2)
