@@ -7,6 +7,10 @@
 date) and the share of gold's answers there: a policy that gathers on a few times where gold
 rarely is has found a shortcut, not the conversion.
 
+``--unasked`` adds, per step, the episodes that answered without asking any tool about one
+of the attendees ``list_attendees`` named (MeetingSlot): a policy that answers before it has
+read every calendar guesses.
+
 Held-out rows (``eval_<model>.jsonl``, which carry no step) are read as one line, ``held
 out``, with ``--group 1``: how often a model answers at those times on the evaluation items.
 
@@ -22,10 +26,31 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 
 HELD_OUT = "held out"
+# the person a tool call is about: its arguments' "name"
+NAMED = re.compile(r'"arguments"\s*:\s*\{[^{}]*?"name"\s*:\s*"([^"]*)"')
+
+
+def unasked(row: dict) -> bool:
+    """Whether the episode never asked a tool about one of the attendees ``list_attendees``
+    named (False when it never listed them)."""
+    messages = row.get("transcript") or []
+    listed, asked = None, set()
+    for k, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        text = str(message.get("content", ""))
+        asked |= set(NAMED.findall(text))
+        if listed is None and "list_attendees" in text and k + 1 < len(messages):
+            try:  # the tool's result is the next message
+                listed = json.loads(messages[k + 1].get("content", ""))
+            except (TypeError, ValueError):
+                listed = None
+    return isinstance(listed, list) and any(str(name) not in asked for name in listed)
 
 
 def time_of_day(answer: object) -> str:
@@ -42,6 +67,7 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
     distinct: dict[int, list[int]] = defaultdict(list)
     exact: dict[int, list[float]] = defaultdict(list)
     at: dict[int, list[tuple[bool, bool]]] = defaultdict(list)
+    skipped: dict[int, int] = defaultdict(int)
     for k in range(0, len(rows), group):
         members = rows[k : k + group]
         steps = {r.get("step", HELD_OUT) for r in members}  # eval rows carry no step
@@ -50,6 +76,7 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
         step = steps.pop()
         distinct[step].append(len({str(r["answer"]) for r in members}))
         exact[step] += [r["breakdown"]["exact_match"] for r in members]
+        skipped[step] += sum(unasked(r) for r in members)
         at[step] += [
             (time_of_day(r["answer"]) in times, time_of_day(r["gold"]) in times) for r in members
         ]
@@ -62,6 +89,7 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
             "rollouts": len(exact[step]),
             "at_times": sum(mine for mine, _ in at[step]),
             "gold_at_times": sum(gold for _, gold in at[step]),
+            "unasked": skipped[step],
         }
         for step, counts in distinct.items()
     ]
@@ -72,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("rollouts", help="a run's grpo/rollouts.jsonl")
     p.add_argument("--group", type=int, default=8, help="episodes per item (the run's --group)")
     p.add_argument("--times", default="", help="comma-separated times of day, e.g. 09:00:00Z")
+    p.add_argument(
+        "--unasked",
+        action="store_true",
+        help="count the episodes that never asked about one of the attendees",
+    )
     args = p.parse_args(argv)
     times = frozenset(t.strip() for t in args.times.split(",") if t.strip())
     if args.group < 1:
@@ -82,8 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as exc:
         p.error(f"{args.rollouts}: {exc}")
     extra = " answers at the times | gold at the times |" if times else ""
+    extra += " an attendee never asked |" if args.unasked else ""
     print("| step | groups | distinct answers per group | exact rollouts |" + extra)
-    print("|---|---|---|---|" + ("---|---|" if times else ""))
+    print("|---|---|---|---|" + ("---|---|" if times else "") + ("---|" if args.unasked else ""))
     for line in table:
         cells = (
             f" {line['at_times']} of {line['rollouts']} |"
@@ -91,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             if times
             else ""
         )
+        cells += f" {line['unasked']} of {line['rollouts']} |" if args.unasked else ""
         print(
             f"| {line['step']} | {line['groups']} | {line['answers_per_group']:.2f} | "
             f"{line['exact']} of {line['rollouts']} |" + cells

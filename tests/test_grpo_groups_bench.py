@@ -73,3 +73,41 @@ def test_held_out_rows_without_a_step_are_one_line(tmp_path, capsys):
     # a run's rows and held-out rows in one group are two steps
     with pytest.raises(ValueError, match="span two steps"):
         bench.step_table([ROWS[0], held_out[1]], 2)
+
+
+def episode(*turns: str, listed: str = '["Ava", "Ben"]') -> dict:
+    """A transcript: list_attendees, its result, then the assistant's further turns."""
+    listing = '<tool_call>{"name": "list_attendees", "arguments": {}}</tool_call>'
+    messages = [
+        {"role": "assistant", "content": listing},
+        {"role": "user", "content": listed},
+    ]
+    for turn in turns:
+        messages += [{"role": "assistant", "content": turn}, {"role": "user", "content": "[]"}]
+    return {"transcript": messages}
+
+
+def call(tool: str, name: str) -> str:
+    return json.dumps({"name": tool, "arguments": {"name": name, "date": "2024-03-11"}})
+
+
+def test_an_episode_that_never_asked_about_a_listed_attendee_is_counted(tmp_path, capsys):
+    both = episode(
+        f"<tool_call>{call('get_timezone', 'Ava')}</tool_call>",
+        f"[{call('get_busy', 'Ben')}]",  # a bare list of calls counts too
+        "<answer>NONE</answer>",
+    )
+    one = episode(f"<tool_call>{call('get_timezone', 'Ava')}</tool_call>", "<answer>NONE</answer>")
+    assert not bench.unasked(both) and bench.unasked(one)
+    # a tool's own name is not a person's; never listing the attendees is not skipping one
+    assert bench.unasked(episode(f"<tool_call>{call('get_busy', 'Ava')}</tool_call>"))
+    assert not bench.unasked(episode(listed="not json"))
+    answered = {"role": "assistant", "content": "<answer>x</answer>"}
+    assert not bench.unasked({"transcript": [answered]})
+    rows = [{**row(1, "NONE", "NONE"), **e} for e in (both, one)]
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert bench.main([str(path), "--group", "2", "--unasked"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("| an attendee never asked |") and out[1] == "|---|---|---|---|---|"
+    assert out[2] == "| 1 | 1 | 1.00 | 2 of 2 | 1 of 2 |"
