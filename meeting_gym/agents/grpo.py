@@ -136,9 +136,7 @@ def policy_step(
         return 0.0
     model.train()
     optimizer.zero_grad(set_to_none=True)
-    by_group: dict[Any, list[dict[str, Any]]] = {}
-    for k, row in enumerate(rows):  # a row without a group is a group of its own
-        by_group.setdefault(row.get("group", ("alone", k)), []).append(row)
+    by_group = _groups(rows)
     total, kl = 0.0, [0.0]
     for members in by_group.values():
         n = shared_length(members) if share_prefix and len(members) > 1 else 0
@@ -170,9 +168,7 @@ def reference_logps(
 
     from meeting_gym.agentkit.kvcache import _layer_kv
 
-    by_group: dict[Any, list[dict[str, Any]]] = {}
-    for k, row in enumerate(rows):
-        by_group.setdefault(row.get("group", ("alone", k)), []).append(row)
+    by_group = _groups(rows)
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -195,11 +191,20 @@ def reference_logps(
     model.train(was_training)
 
 
-def _scored(
+def _groups(rows: Sequence[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
+    """The rows by their ``group``; a row without one is a group of its own."""
+    by_group: dict[Any, list[dict[str, Any]]] = {}
+    for k, row in enumerate(rows):
+        by_group.setdefault(row.get("group", ("alone", k)), []).append(row)
+    return by_group
+
+
+def _token_logp(
     model: Any, row: dict[str, Any], start: int, end: int, past: Any, bf16: bool, keep=False
-) -> tuple[list[float], Any]:
-    """The log probabilities of positions ``start + 1`` to ``end - 1`` of ``row`` (0.0 for
-    the unlabelled), read after ``past``; and the cache if ``keep``."""
+) -> tuple[Any, Any]:
+    """The log probabilities of the labelled tokens among positions ``start + 1`` to
+    ``end - 1`` of ``row``, read after ``past`` (a cache of the tokens before ``start``);
+    and the cache of everything read if ``keep``."""
     import torch
 
     from meeting_gym.agents.sft import labelled_pass
@@ -209,6 +214,15 @@ def _scored(
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         logits, targets, cache = labelled_pass(model, ids, labels, past=past, cache=keep)
     logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
+    return logp, cache
+
+
+def _scored(
+    model: Any, row: dict[str, Any], start: int, end: int, past: Any, bf16: bool, keep=False
+) -> tuple[list[float], Any]:
+    """:func:`_token_logp` as a list over positions ``start + 1`` to ``end - 1``, 0.0 for
+    the unlabelled; and the cache if ``keep``."""
+    logp, cache = _token_logp(model, row, start, end, past, bf16, keep)
     picked = iter(logp.tolist())
     out = [next(picked) if row["labels"][t] != IGNORE else 0.0 for t in range(start + 1, end)]
     return out, cache
@@ -226,15 +240,7 @@ def _row_loss(
 ):
     """``-advantage * log p`` (plus ``beta * k3``) of a row's labelled tokens from ``start``
     on, over ``labelled``; ``past`` caches the tokens before ``start``."""
-    import torch
-
-    from meeting_gym.agents.sft import labelled_pass
-
-    ids = torch.tensor([row["input_ids"][start:]])
-    labels = torch.tensor([row["labels"][start:]])
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        logits, targets, _ = labelled_pass(model, ids, labels, past=past)
-    logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
+    logp, _ = _token_logp(model, row, start, len(row["input_ids"]), past, bf16)
     loss = -(row["advantage"] * logp.sum()) / labelled
     return loss + _kl_term(row, start, len(row["input_ids"]), logp, 1, labelled, beta, kl)
 
@@ -289,14 +295,9 @@ def _shared_backward(
     from transformers.cache_utils import DynamicCache
 
     from meeting_gym.agentkit.kvcache import _layer_kv
-    from meeting_gym.agents.sft import labelled_pass
 
-    ids = torch.tensor([members[0]["input_ids"][:n]])
-    labels = torch.tensor([members[0]["labels"][:n]])
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        logits, targets, cache = labelled_pass(model, ids, labels, cache=True)
+    logp, cache = _token_logp(model, members[0], 0, n, None, bf16, keep=True)
     weight = sum(row["advantage"] for row in members)
-    logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None]).squeeze(1)
     prefix_loss = -(weight * logp.sum()) / labelled
     # every row holds the prefix's tokens: their KL counts once for each
     prefix_loss = prefix_loss + _kl_term(members[0], 0, n, logp, len(members), labelled, beta, kl)
