@@ -26,30 +26,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import defaultdict
 from pathlib import Path
 
 HELD_OUT = "held out"
-# the person a tool call is about: its arguments' "name"
-NAMED = re.compile(r'"arguments"\s*:\s*\{[^{}]*?"name"\s*:\s*"([^"]*)"')
 
 
 def unasked(row: dict) -> bool:
     """Whether the episode never asked a tool about one of the attendees ``list_attendees``
-    named (False when it never listed them)."""
+    named (False when it never listed them). Each turn is read as the env reads it."""
+    from meeting_gym.core.protocol import ToolCallsAction, parse_action
+
     messages = row.get("transcript") or []
     listed, asked = None, set()
     for k, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        text = str(message.get("content", ""))
-        asked |= set(NAMED.findall(text))
-        if listed is None and "list_attendees" in text and k + 1 < len(messages):
-            try:  # the tool's result is the next message
-                listed = json.loads(messages[k + 1].get("content", ""))
-            except (TypeError, ValueError):
-                listed = None
+        action = parse_action(str(message.get("content", "")))
+        for call in action.calls if isinstance(action, ToolCallsAction) else ():
+            if call.name == "list_attendees" and listed is None and k + 1 < len(messages):
+                try:  # the tool's result is the next message
+                    listed = json.loads(messages[k + 1].get("content", ""))
+                except (TypeError, ValueError):
+                    listed = None
+            elif isinstance(call.arguments, dict):  # the person a call is about
+                asked.add(str(call.arguments.get("name")))
     return isinstance(listed, list) and any(str(name) not in asked for name in listed)
 
 
