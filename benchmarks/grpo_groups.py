@@ -11,6 +11,11 @@ rarely is has found a shortcut, not the conversion.
 of the attendees ``list_attendees`` named (MeetingSlot): a policy that answers before it has
 read every calendar guesses.
 
+``--branches`` (a ``--rollout last-turn`` run) adds, per step, how many branches answered in
+the first turn they sampled and how many did not (called a tool, or wrote no answer), with
+each kind's mean advantage over the groups whose returns spread: where the second is below 0
+the updates push "answer now" up, at the branch and, by generalising, a turn early.
+
 Held-out rows (``eval_<model>.jsonl``, which carry no step) are read as one line, ``held
 out``, with ``--group 1``: how often a model answers at those times on the evaluation items.
 
@@ -28,6 +33,8 @@ import argparse
 import json
 from collections import defaultdict
 from pathlib import Path
+
+from meeting_gym.agents.grpo import advantages
 
 HELD_OUT = "held out"
 
@@ -54,6 +61,14 @@ def unasked(row: dict) -> bool:
     return isinstance(listed, list) and any(str(name) not in asked for name in listed)
 
 
+def answered_at_branch(row: dict) -> bool:
+    """Whether the episode's first sampled turn (the one after its scripted opening) was its
+    answer."""
+    reasons = row.get("finish_reasons") or []
+    scripted = sum(1 for reason in reasons if reason == "scripted")
+    return len(reasons) - scripted == 1 and row.get("answer") is not None
+
+
 def time_of_day(answer: object) -> str:
     """The part of an ISO answer after its ``T`` (``NONE`` and other text as they are)."""
     text = str(answer)
@@ -69,6 +84,8 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
     exact: dict[int, list[float]] = defaultdict(list)
     at: dict[int, list[tuple[bool, bool]]] = defaultdict(list)
     skipped: dict[int, int] = defaultdict(int)
+    branches: dict[int, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})
+    counts_by_kind: dict[int, dict[bool, int]] = defaultdict(lambda: {True: 0, False: 0})
     for k in range(0, len(rows), group):
         members = rows[k : k + group]
         steps = {r.get("step", HELD_OUT) for r in members}  # eval rows carry no step
@@ -78,6 +95,13 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
         distinct[step].append(len({str(r["answer"]) for r in members}))
         exact[step] += [r["breakdown"]["exact_match"] for r in members]
         skipped[step] += sum(unasked(r) for r in members)
+        returns = [r["breakdown"].get("reward") for r in members]
+        weights = advantages(returns) if None not in returns else None
+        for k_row, r in enumerate(members):
+            kind = answered_at_branch(r)
+            counts_by_kind[step][kind] += 1
+            if weights is not None:
+                branches[step][kind].append(weights[k_row])
         at[step] += [
             (time_of_day(r["answer"]) in times, time_of_day(r["gold"]) in times) for r in members
         ]
@@ -91,9 +115,21 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
             "at_times": sum(mine for mine, _ in at[step]),
             "gold_at_times": sum(gold for _, gold in at[step]),
             "unasked": skipped[step],
+            "answered_at_branch": counts_by_kind[step][True],
+            "not_answered_at_branch": counts_by_kind[step][False],
+            "advantage_answered": _mean(branches[step][True]),
+            "advantage_not_answered": _mean(branches[step][False]),
         }
         for step, counts in distinct.items()
     ]
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="count the episodes that never asked about one of the attendees",
     )
+    p.add_argument(
+        "--branches",
+        action="store_true",
+        help="count the branches that answered in their first sampled turn, and those that "
+        "did not, with each kind's mean advantage (a --rollout last-turn run)",
+    )
     args = p.parse_args(argv)
     times = frozenset(t.strip() for t in args.times.split(",") if t.strip())
     if args.group < 1:
@@ -117,8 +159,15 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{args.rollouts}: {exc}")
     extra = " answers at the times | gold at the times |" if times else ""
     extra += " an attendee never asked |" if args.unasked else ""
+    if args.branches:
+        extra += " answered at the branch (advantage) | did not (advantage) |"
     print("| step | groups | distinct answers per group | exact rollouts |" + extra)
-    print("|---|---|---|---|" + ("---|---|" if times else "") + ("---|" if args.unasked else ""))
+    print(
+        "|---|---|---|---|"
+        + ("---|---|" if times else "")
+        + ("---|" if args.unasked else "")
+        + ("---|---|" if args.branches else "")
+    )
     for line in table:
         cells = (
             f" {line['at_times']} of {line['rollouts']} |"
@@ -127,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
             else ""
         )
         cells += f" {line['unasked']} of {line['rollouts']} |" if args.unasked else ""
+        if args.branches:
+            cells += (
+                f" {line['answered_at_branch']} ({_cell(line['advantage_answered'])}) |"
+                f" {line['not_answered_at_branch']} ({_cell(line['advantage_not_answered'])}) |"
+            )
         print(
             f"| {line['step']} | {line['groups']} | {line['answers_per_group']:.2f} | "
             f"{line['exact']} of {line['rollouts']} |" + cells

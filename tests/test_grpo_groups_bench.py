@@ -111,3 +111,40 @@ def test_an_episode_that_never_asked_about_a_listed_attendee_is_counted(tmp_path
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("| an attendee never asked |") and out[1] == "|---|---|---|---|---|"
     assert out[2] == "| 1 | 1 | 1.00 | 2 of 2 | 1 of 2 |"
+
+
+def branch(reward: float, *sampled: str, answer: str | None = "NONE") -> dict:
+    """A last-turn branch: two scripted turns, then the turns it sampled."""
+    return {
+        **row(1, str(answer), "NONE"),
+        "answer": answer,
+        "breakdown": {"exact_match": 0.0, "reward": reward},
+        "finish_reasons": ["scripted", "scripted", *sampled],
+    }
+
+
+def test_branches_that_did_not_answer_at_once_are_counted_with_their_mean_advantage(
+    tmp_path, capsys
+):
+    group = [
+        branch(1.2, "stop"),
+        branch(0.2, "stop"),
+        branch(0.2, "stop", "stop"),  # called a tool first, then answered
+        branch(0.0, "stop", answer=None),  # wrote no answer
+    ]
+    assert [bench.answered_at_branch(r) for r in group] == [True, True, False, False]
+    flat = [branch(0.2, "stop")] * 3 + [branch(0.2, "stop", "stop")]  # no spread
+    (line,) = bench.step_table(group, 4)
+    # returns 1.2, 0.2, 0.2, 0.0: mean 0.4, population sd 0.469...
+    assert (line["answered_at_branch"], line["not_answered_at_branch"]) == (2, 2)
+    assert line["advantage_answered"] == pytest.approx(
+        ((1.2 - 0.4) + (0.2 - 0.4)) / 2 / 0.4690, 1e-3
+    )
+    assert line["advantage_answered"] == pytest.approx(-line["advantage_not_answered"])
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in group + flat))
+    assert bench.main([str(path), "--group", "4", "--branches"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("| answered at the branch (advantage) | did not (advantage) |")
+    # the flat group counts, but adds no advantage
+    assert out[2] == "| 1 | 2 | 1.50 | 0 of 8 | 5 (+0.64) | 3 (-0.64) |"
