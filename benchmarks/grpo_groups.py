@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from meeting_gym.agentkit.llm import SCRIPTED
 from meeting_gym.agents.grpo import advantages
 
 HELD_OUT = "held out"
@@ -65,7 +67,7 @@ def answered_at_branch(row: dict) -> bool:
     """Whether the episode's first sampled turn (the one after its scripted opening) was its
     answer."""
     reasons = row.get("finish_reasons") or []
-    scripted = sum(1 for reason in reasons if reason == "scripted")
+    scripted = sum(1 for reason in reasons if reason == SCRIPTED)
     return len(reasons) - scripted == 1 and row.get("answer") is not None
 
 
@@ -125,7 +127,25 @@ def step_table(rows: list[dict], group: int, times: frozenset[str] = frozenset()
 
 
 def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    return statistics.fmean(values) if values else None
+
+
+def read_rows(text: str) -> list[dict]:
+    """The rows of a rollouts file, each checked to be a row the package writes (an object
+    with an answer, a gold and a ``breakdown`` object holding ``exact_match``), so that a
+    hand-edited file is one line of error naming the line, not a traceback."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"line {number} is not JSON ({exc})") from None
+        if not isinstance(row, dict) or not {"answer", "gold", "breakdown"} <= row.keys():
+            raise ValueError(f"line {number} is not an episode row (answer, gold, breakdown)")
+        if not isinstance(row["breakdown"], dict) or "exact_match" not in row["breakdown"]:
+            raise ValueError(f"line {number}: breakdown is not an object with exact_match")
+        rows.append(row)
+    return rows
 
 
 def _cell(value: float | None) -> str:
@@ -154,9 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--group must be at least 1")
     try:
         text = Path(args.rollouts).read_text(encoding="utf-8")
-        table = step_table([json.loads(line) for line in text.splitlines()], args.group, times)
-    except (OSError, ValueError, KeyError) as exc:
+        table = step_table(read_rows(text), args.group, times)
+    except (OSError, ValueError) as exc:
         p.error(f"{args.rollouts}: {exc}")
+    except (TypeError, AttributeError) as exc:  # a field of a checked row is of another type
+        p.error(f"{args.rollouts}: a row's fields are not of the types the package writes ({exc})")
     extra = " answers at the times | gold at the times |" if times else ""
     extra += " an attendee never asked |" if args.unasked else ""
     if args.branches:

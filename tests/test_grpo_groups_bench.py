@@ -148,3 +148,27 @@ def test_branches_that_did_not_answer_at_once_are_counted_with_their_mean_advant
     assert out[0].endswith("| answered at the branch (advantage) | did not (advantage) |")
     # the flat group counts, but adds no advantage
     assert out[2] == "| 1 | 2 | 1.50 | 0 of 8 | 5 (+0.64) | 3 (-0.64) |"
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("[1, 2]", "line 1 is not an episode row"),
+        ('{"answer": "NONE", "gold": "NONE", "breakdown": [1]}', "line 1: breakdown is not"),
+        ('{"answer": "NONE", "gold": "NONE", "breakdown": {}}', "line 1: breakdown is not"),
+        ("{not json", "line 1 is not JSON"),
+        (
+            '{"answer": "NONE", "gold": "NONE", "breakdown": {"exact_match": 1}, '
+            '"finish_reasons": 7}',
+            "not of the types the package writes",
+        ),
+    ],
+)
+def test_a_hand_edited_row_is_one_line_of_error_naming_it(tmp_path, capsys, line, says):
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(SystemExit) as exit_:
+        bench.main([str(path), "--group", "1", "--branches"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert says in err[-1] and "Traceback" not in "".join(err)

@@ -43,6 +43,8 @@ from meeting_gym.core.protocol import ToolCallsAction, parse_action
 
 INSTALL_HINT = 'the LLM loop needs the openai client: pip install "meeting-gym[llm]"'
 RETRYABLE_STATUS = frozenset({408, 409, 429})
+# The finish reason of a reply an ``opening`` stood in for: no request was sent for it.
+SCRIPTED = "scripted"
 
 
 def _openai() -> Any:
@@ -218,7 +220,7 @@ class LLMAgent:
 
     ``opening``, given the reset's info, returns replies (assistant message texts) that
     stand in for the model's first turns of that episode, in order; no request is sent for
-    them and their finish reason is ``"scripted"``. GRPO uses it to branch a group's
+    them and their finish reason is :data:`SCRIPTED`. GRPO uses it to branch a group's
     episodes at one point of an episode the model played itself.
     """
 
@@ -264,7 +266,7 @@ class LLMAgent:
             self.messages.extend(observation_messages(observation, self.turn))
         if len(self.finish_reasons) < len(self.script):
             reply = SimpleNamespace(content=self.script[len(self.finish_reasons)], tool_calls=None)
-            return self._take(reply, "scripted")
+            return self._take(reply, SCRIPTED)
         request: dict[str, Any] = {"model": self.model, "messages": self.messages}
         if self.tools:
             request["tools"] = self.tools
