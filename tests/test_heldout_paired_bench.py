@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from meeting_gym.agents.heldout import paired, row_stats
+from meeting_gym.agents.heldout import paired, paired_line, row_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location(
@@ -69,3 +69,53 @@ def test_evaluations_of_other_items_are_refused(tmp_path, capsys):
         bench.main([str(after), str(before)])
     assert stop.value.code == 2
     assert "not of the same items" in capsys.readouterr().err
+
+
+def played_rows(policy: str, n: int) -> tuple[list[dict], list[dict]]:
+    """``policy``'s replayable rows on the first ``n`` eval items, as the pipeline writes
+    them, and naive's stats on the same items through the package's own ``evaluate``."""
+    from meeting_gym.agents.evaluate import evaluate
+    from meeting_gym.agents.heldout import episode_stats
+    from meeting_gym.agents.llm import replayable_row
+    from meeting_gym.agents.policies import make_policy
+    from meeting_gym.core.splits import load_split
+
+    items = load_split("eval", n, 42, None, env="MeetingSlot-v0")
+
+    def play(name: str) -> list:
+        return evaluate(lambda: make_policy(name), items, env="MeetingSlot-v0", max_turns=8)
+
+    made = [
+        replayable_row(
+            result,
+            env="MeetingSlot-v0",
+            seed=k,
+            options={"split": "eval", "index": k, "split_seed": 42},
+            tool_protocol="text",
+            max_turns=8,
+        )
+        for k, result in enumerate(play(policy))
+    ]
+    return made, [episode_stats(r) for r in play("naive")]
+
+
+@pytest.mark.filterwarnings("ignore:eval n=5 keeps only")  # the first items are curated ones
+def test_a_policy_named_as_before_is_played_on_the_items_of_after(tmp_path, capsys):
+    gold, naive = played_rows("gold", 5)
+    after = tmp_path / "eval_gold.jsonl"
+    after.write_text("".join(json.dumps(r) + "\n" for r in gold))
+    assert bench.main([str(after), "naive", "--rows", "1:5"]) == 0
+    expected = paired([row_stats(r, ()) for r in gold[1:]], naive[1:])
+    assert expected["mean"] > 0  # gold beats naive somewhere on these items
+    line = capsys.readouterr().out.strip()
+    assert line == paired_line("gold - naive", expected)
+    assert bench.main([str(after), "gold"]) == 0  # gold against itself: nothing between
+    assert capsys.readouterr().out.strip() == "paired gold - gold: +0.000 ± 0.000 (95% CI, n=5)"
+
+
+def test_rows_that_cannot_be_reset_for_a_policy_are_one_line(tmp_path, capsys):
+    after = write(tmp_path / "eval_grpo.jsonl", AFTER)  # hand rows: no seed, no options
+    with pytest.raises(SystemExit) as stop:
+        bench.main([str(after), "naive"])
+    assert stop.value.code == 2
+    assert "a row has no 'seed' to play naive on" in capsys.readouterr().err
