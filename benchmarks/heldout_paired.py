@@ -3,15 +3,16 @@
     python benchmarks/heldout_paired.py runs/X/eval_grpo.jsonl runs/X/eval_sft.jsonl --rows 200:400
 
 Each file is an ``eval_<model>.jsonl`` of ``examples/train_tool_env.py`` (one replayable row
-an episode, in item order). BEFORE may instead name one of the env's reference policies
-(``naive``, ``gold``): it is played on AFTER's items, each reset as AFTER's row was (its env,
-seed and split options), since the evaluation keeps no rows of the policies:
-
-    python benchmarks/heldout_paired.py runs/X/eval_grpo.jsonl naive --rows 200:400
- ``--rows START:STOP`` keeps the rows of items START to STOP - 1
+an episode, in item order). ``--rows START:STOP`` keeps the rows of items START to STOP - 1
 of both, so that a model chosen on the first items can be judged on items it was not chosen
 on. Prints the same line as the evaluation's table, e.g. ``paired grpo - sft: +0.085 ± 0.052
 (95% CI, n=200)``.
+
+BEFORE may instead name one of the env's reference policies (``naive``, ``gold``): it is
+played on AFTER's items, each reset as AFTER's row was (its env, seed and split options),
+since the evaluation keeps no rows of the policies:
+
+    python benchmarks/heldout_paired.py runs/X/eval_grpo.jsonl naive --rows 200:400
 """
 
 from __future__ import annotations
