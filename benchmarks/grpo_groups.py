@@ -33,10 +33,10 @@ import argparse
 import json
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 from meeting_gym.agentkit.llm import SCRIPTED
 from meeting_gym.agents.grpo import advantages
+from meeting_gym.agents.heldout import read_rows
 
 HELD_OUT = "held out"
 
@@ -130,21 +130,13 @@ def _mean(values: list[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def read_rows(text: str) -> list[dict]:
-    """The rows of a rollouts file, each checked to be a row the package writes (an object
-    with an answer, a gold and a ``breakdown`` object holding ``exact_match``), so that a
-    hand-edited file is one line of error naming the line, not a traceback."""
-    rows = []
-    for number, line in enumerate(text.splitlines(), 1):
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"line {number} is not JSON ({exc})") from None
-        if not isinstance(row, dict) or not {"answer", "gold", "breakdown"} <= row.keys():
-            raise ValueError(f"line {number} is not an episode row (answer, gold, breakdown)")
-        if not isinstance(row["breakdown"], dict) or "exact_match" not in row["breakdown"]:
-            raise ValueError(f"line {number}: breakdown is not an object with exact_match")
-        rows.append(row)
+def checked(rows: list[dict], path: object) -> list[dict]:
+    """The rows (as :func:`meeting_gym.agents.heldout.read_rows` read them), each checked to
+    carry what this table reads beyond an episode row: an answer, a gold and ``exact_match``
+    in its breakdown. ``ValueError`` naming the row otherwise."""
+    for number, row in enumerate(rows, 1):
+        if not {"answer", "gold"} <= row.keys() or "exact_match" not in row["breakdown"]:
+            raise ValueError(f"{path}: row {number} has no answer, gold or exact_match")
     return rows
 
 
@@ -173,10 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.group < 1:
         p.error("--group must be at least 1")
     try:
-        text = Path(args.rollouts).read_text(encoding="utf-8")
-        table = step_table(read_rows(text), args.group, times)
+        table = step_table(checked(read_rows(args.rollouts), args.rollouts), args.group, times)
     except (OSError, ValueError) as exc:
-        p.error(f"{args.rollouts}: {exc}")
+        message = str(exc)  # read_rows's and checked's errors name the file already
+        p.error(message if message.startswith(args.rollouts) else f"{args.rollouts}: {message}")
     except (TypeError, AttributeError) as exc:  # a field of a checked row is of another type
         p.error(f"{args.rollouts}: a row's fields are not of the types the package writes ({exc})")
     extra = " answers at the times | gold at the times |" if times else ""

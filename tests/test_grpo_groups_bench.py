@@ -16,6 +16,8 @@ spec.loader.exec_module(bench)
 
 def row(step: int, answer: str, gold: str) -> dict:
     return {
+        "env": "MeetingSlot-v0",
+        "item_id": f"item-{step}",
         "step": step,
         "answer": answer,
         "gold": gold,
@@ -150,16 +152,19 @@ def test_branches_that_did_not_answer_at_once_are_counted_with_their_mean_advant
     assert out[2] == "| 1 | 2 | 1.50 | 0 of 8 | 5 (+0.64) | 3 (-0.64) |"
 
 
+# the fields every episode row carries, then the ones a test varies
+EPISODE = '{"env": "MeetingSlot-v0", "item_id": "a", "answer": "NONE", "gold": "NONE", '
+
+
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        ("[1, 2]", "line 1 is not an episode row"),
-        ('{"answer": "NONE", "gold": "NONE", "breakdown": [1]}', "line 1: breakdown is not"),
-        ('{"answer": "NONE", "gold": "NONE", "breakdown": {}}', "line 1: breakdown is not"),
-        ("{not json", "line 1 is not JSON"),
+        ("[1, 2]", "rollouts.jsonl:1: not an episode row (env, item_id, breakdown)"),
+        (EPISODE + '"breakdown": [1]}', "rollouts.jsonl:1: breakdown must be an object of numbers"),
+        (EPISODE + '"breakdown": {}}', "rollouts.jsonl: row 1 has no answer, gold or exact_match"),
+        ("{not json", "rollouts.jsonl:1: not JSON"),
         (
-            '{"answer": "NONE", "gold": "NONE", "breakdown": {"exact_match": 1}, '
-            '"finish_reasons": 7}',
+            EPISODE + '"breakdown": {"exact_match": 1}, "finish_reasons": 7}',
             "not of the types the package writes",
         ),
     ],
