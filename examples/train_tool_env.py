@@ -585,7 +585,8 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
         began = time.perf_counter()
         rows_file = out / f"eval_{label}.jsonl"
         folder = out / f"{label}_model"
-        logged = read_logged(rows_file) if rows_file.is_file() else []
+        # a file written with a larger --eval-n holds these items first: read those, keep it
+        logged = read_logged(rows_file)[: len(items)] if rows_file.is_file() else []
         # rows written for these weights (not an older model's) and these items, in order
         fresh = rows_file.is_file() and (
             not folder.is_dir() or rows_file.stat().st_mtime > folder.stat().st_mtime
@@ -747,6 +748,8 @@ def main(argv: list[str] | None = None) -> int:
             if not run["done"]:
                 print(f"GRPO stopped after {len(run['log'])} steps (saved): run again to resume")
         else:
+            if not episodes.is_file():  # it proves no eval item was trained on
+                raise SystemExit("no episodes.jsonl: run the export phase first")
             for label in ("sft", "grpo"):
                 if label in args.model_list and not (out / f"{label}_model").is_dir():
                     raise SystemExit(f"no {label}_model/: finish the {label} phase first")

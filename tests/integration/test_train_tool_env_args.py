@@ -136,3 +136,21 @@ def test_a_row_that_does_not_replay_or_cannot_be_replayed_stops_the_run():
     cut = {k: v for k, v in row.items() if k != "tool_protocol"}
     with pytest.raises(SystemExit, match="sft eval item 0 cannot be replayed: KeyError"):
         script.check_replay("sft", 0, cut)
+
+
+def test_rows_of_a_larger_eval_n_are_read_for_the_first_items_and_kept(tmp_path):
+    rows = [model_row(0), model_row(1)]
+    path = tmp_path / "eval_sft.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = path.read_text()
+    (tmp_path / "episodes.jsonl").write_text("")
+    args = script.parse_args(["--out", str(tmp_path), "--phases", "eval", "--eval-n", "1"])
+    results = script.evaluate_all(args, tmp_path, tmp_path / "episodes.jsonl")
+    sft = results["summary"]["sft"]
+    assert sft["n"] == 1 and sft["reward"]["mean"] == rows[0]["breakdown"]["reward"]
+    assert path.read_text() == before  # not evaluated again, and not cut to one row
+
+
+def test_an_eval_without_the_exported_episodes_exits_with_one_line(tmp_path):
+    with pytest.raises(SystemExit, match=r"no episodes\.jsonl: run the export phase first"):
+        script.main(["--out", str(tmp_path), "--phases", "eval", "--models", ""])
