@@ -377,11 +377,14 @@ class LocalChatClient:
         """Generate ``batch``, answering each request as it ends; the ones paused, extended."""
         fresh = [r for r in batch if not r.resumed]
         self.stats["requests"] += len(fresh)
-        self.stats["prompt_tokens"] += sum(len(r.prompt_ids) for r in fresh)
+        prompt_tokens = sum(len(r.prompt_ids) for r in fresh)
         if self.cache is None:
             paused = self._generate_uncached(batch)
         else:
             paused = self._generate_cached(batch, self.cache)
+        # added with the batch's reused tokens, as it ends: a report in the middle of it then
+        # never counts its prompts as read, to take them back once their reuse is known
+        self.stats["prompt_tokens"] += prompt_tokens
         self.batches += 1
         self._report()
         return paused

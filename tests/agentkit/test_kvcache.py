@@ -157,6 +157,25 @@ def test_a_reply_cut_at_one_token_and_sampled_replies_work_cached(tiny):
     assert sampled.choices[0].message.content == resampled.choices[0].message.content
 
 
+def test_the_tokens_read_that_progress_reports_never_go_down(tiny):
+    seen: list[dict] = []
+    with LocalChatClient(
+        tiny, batch_size=4, gather_s=0.2, prefix_cache=True, on_progress=seen.append
+    ) as client:
+        threads = [
+            threading.Thread(target=converse, args=(client, opening, 3, 24))
+            for opening in ["When is alice free?", "Book 30 minutes.", "x" * 40]
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    read = [s["prompt_tokens"] - s["reused_tokens"] for s in seen]
+    assert len(seen) > 3 and read == sorted(read)  # reports in a batch, then at its end
+    assert read[-1] == client.stats["prompt_tokens"] - client.stats["reused_tokens"]
+    assert client.stats["reused_tokens"] > 0  # later turns resume: the reuse was counted
+
+
 def test_the_local_progress_line_says_what_loads_then_counts_turns_and_tokens():
     import io
 
