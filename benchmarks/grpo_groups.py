@@ -166,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--group must be at least 1")
     try:
         table = step_table(checked(read_rows(args.rollouts), args.rollouts), args.group, times)
-    except (OSError, ValueError) as exc:
-        message = str(exc)  # read_rows's and checked's errors name the file already
-        p.error(message if message.startswith(args.rollouts) else f"{args.rollouts}: {message}")
+    except ValueError as exc:  # read_rows's and checked's errors name the file already
+        p.error(str(exc))
+    except OSError as exc:
+        p.error(f"{args.rollouts}: {exc.strerror or exc}")
     except (TypeError, AttributeError) as exc:  # a field of a checked row is of another type
         p.error(f"{args.rollouts}: a row's fields are not of the types the package writes ({exc})")
     extra = " answers at the times | gold at the times |" if times else ""

@@ -163,6 +163,7 @@ EPISODE = '{"env": "MeetingSlot-v0", "item_id": "a", "answer": "NONE", "gold": "
         (EPISODE + '"breakdown": [1]}', "rollouts.jsonl:1: breakdown must be an object of numbers"),
         (EPISODE + '"breakdown": {}}', "rollouts.jsonl: row 1 has no answer, gold or exact_match"),
         ("{not json", "rollouts.jsonl:1: not JSON"),
+        (b'{"env": "\xff"}', "rollouts.jsonl:1: not UTF-8 text"),
         (
             EPISODE + '"breakdown": {"exact_match": 1}, "finish_reasons": 7}',
             "not of the types the package writes",
@@ -171,9 +172,18 @@ EPISODE = '{"env": "MeetingSlot-v0", "item_id": "a", "answer": "NONE", "gold": "
 )
 def test_a_hand_edited_row_is_one_line_of_error_naming_it(tmp_path, capsys, line, says):
     path = tmp_path / "rollouts.jsonl"
-    path.write_text(line + "\n")
+    path.write_bytes((line if isinstance(line, bytes) else line.encode()) + b"\n")
     with pytest.raises(SystemExit) as exit_:
         bench.main([str(path), "--group", "1", "--branches"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert says in err[-1] and "Traceback" not in "".join(err)
+
+
+def test_a_missing_file_is_one_line_naming_it(tmp_path, capsys):
+    path = tmp_path / "rollouts.jsonl"
+    with pytest.raises(SystemExit) as exit_:
+        bench.main([str(path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith(f"{path}: No such file or directory")

@@ -71,6 +71,17 @@ def test_evaluations_of_other_items_are_refused(tmp_path, capsys):
     assert "not of the same items" in capsys.readouterr().err
 
 
+def test_a_file_that_is_not_text_is_named_with_its_line(tmp_path, capsys):
+    after = write(tmp_path / "eval_grpo.jsonl", AFTER)
+    before = tmp_path / "eval_sft.jsonl"
+    before.write_bytes(after.read_bytes() + b"\x97\xff\n")
+    with pytest.raises(SystemExit) as stop:
+        bench.main([str(after), str(before)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith("eval_sft.jsonl:7: not UTF-8 text")
+
+
 def played_rows(policy: str, n: int) -> tuple[list[dict], list[dict]]:
     """``policy``'s replayable rows on the first ``n`` eval items, as the pipeline writes
     them, and naive's stats on the same items through the package's own ``evaluate``."""

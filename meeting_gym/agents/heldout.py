@@ -122,8 +122,13 @@ def read_rows(path: Any) -> list[dict[str, Any]]:
     """The episode rows of a JSONL file, each checked by :func:`row_problem` (blank lines
     skipped); ``ValueError`` naming the file, the line and what is wrong."""
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    # read bytes and decode each line, so a file that is not text is named with its line
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError(f"{path}:{number}: not UTF-8 text") from None
             if not line.strip():
                 continue
             try:
