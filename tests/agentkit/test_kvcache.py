@@ -110,9 +110,18 @@ def converse(client, opening: str, turns: int, max_tokens: int) -> list[tuple[st
     return out
 
 
-def play(tiny, cached: bool, openings: list[str], turns: int = 3, max_tokens: int = 24):
+def play(
+    tiny,
+    cached: bool,
+    openings: list[str],
+    turns: int = 3,
+    max_tokens: int = 24,
+    on_progress=None,
+):
     replies: dict[int, list] = {}
-    with LocalChatClient(tiny, batch_size=4, gather_s=0.2, prefix_cache=cached) as client:
+    with LocalChatClient(
+        tiny, batch_size=4, gather_s=0.2, prefix_cache=cached, on_progress=on_progress
+    ) as client:
 
         def one(k: int) -> None:
             replies[k] = converse(client, openings[k], turns, max_tokens)
@@ -159,21 +168,12 @@ def test_a_reply_cut_at_one_token_and_sampled_replies_work_cached(tiny):
 
 def test_the_tokens_read_that_progress_reports_never_go_down(tiny):
     seen: list[dict] = []
-    with LocalChatClient(
-        tiny, batch_size=4, gather_s=0.2, prefix_cache=True, on_progress=seen.append
-    ) as client:
-        threads = [
-            threading.Thread(target=converse, args=(client, opening, 3, 24))
-            for opening in ["When is alice free?", "Book 30 minutes.", "x" * 40]
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
+    openings = ["When is alice free?", "Book 30 minutes.", "x" * 40]
+    _, stats, _ = play(tiny, True, openings, on_progress=seen.append)
     read = [s["prompt_tokens"] - s["reused_tokens"] for s in seen]
     assert len(seen) > 3 and read == sorted(read)  # reports in a batch, then at its end
-    assert read[-1] == client.stats["prompt_tokens"] - client.stats["reused_tokens"]
-    assert client.stats["reused_tokens"] > 0  # later turns resume: the reuse was counted
+    assert read[-1] == stats["prompt_tokens"] - stats["reused_tokens"]
+    assert stats["reused_tokens"] > 0  # later turns resume: the reuse was counted
 
 
 def test_the_local_progress_line_says_what_loads_then_counts_turns_and_tokens():
