@@ -157,8 +157,6 @@ def _eval(args: argparse.Namespace) -> int:
 
         def write_row(result: Any) -> None:
             nonlocal written
-            if local_progress is not None:
-                local_progress.episode_done()
             if handle is None:
                 return
             if is_llm:
@@ -191,7 +189,9 @@ def _eval(args: argparse.Namespace) -> int:
             env_kwargs=env_kwargs,
             # a local model's own line says more (turns, tokens) from the first second
             show_progress=False if local_progress is not None else args.progress,
-            on_result=write_row,
+            on_result=write_row,  # the file keeps the items' order
+            # the count, as each episode ends: a long one holds back no other's
+            on_episode=None if local_progress is None else local_progress.episode_done,
         )
     summary = summarize(results, task.rubric.names)
     extra_lines: list[str] = []

@@ -2,9 +2,10 @@
 
 :func:`evaluate` plays ``rollouts`` episodes per item (episode ``k`` is reset with
 ``seed + k``), one env per worker, ``max_concurrent`` workers at a time; results come
-back in item order whatever order they finish in. Text policies, discrete agents and
-LLM agents all go through :func:`~meeting_gym.core.loop.play`. :func:`summarize`
-and :func:`format_table` show whichever rubric terms the env's task has.
+back in item order whatever order they finish in (``on_episode`` sees each as it ends).
+Text policies, discrete agents and LLM agents all go through
+:func:`~meeting_gym.core.loop.play`. :func:`summarize` and :func:`format_table` show
+whichever rubric terms the env's task has.
 """
 
 from __future__ import annotations
@@ -146,18 +147,27 @@ def evaluate(
     env_kwargs: dict[str, Any] | None = None,
     show_progress: bool | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
+    on_episode: Callable[[int, EpisodeResult], None] | None = None,
+    seeds: Sequence[int] | None = None,
 ) -> list[EpisodeResult]:
     """Play ``rollouts`` episodes of each item of ``items`` on ``env`` in ``mode``.
 
     ``make_agent()`` gives an agent (or a text policy) per worker; it is reset before
-    every episode. Episode ``k`` is reset with ``seed + k`` and ``options={"item":
-    item}``. ``on_result`` sees each result in order as soon as it and those before it
-    are done. On Ctrl-C, episodes not yet started are cancelled.
+    every episode. Episode ``k`` is reset with ``seed + k`` (or ``seeds[k]``, one seed an
+    episode, so a run resumed on the items left resets each as the whole run would have)
+    and ``options={"item": item}``. ``on_result`` sees each result in order as soon as it
+    and those before it are done; ``on_episode(k, result)`` sees it as soon as its own
+    episode ends, one call at a time, so one slow episode holds back no other's. On
+    Ctrl-C, episodes not yet started are cancelled.
     """
     if rollouts < 1:
         raise ValueError(f"rollouts must be at least 1, got {rollouts}")
     if max_concurrent < 1:
         raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent}")
+    if seeds is not None and len(seeds) != len(items) * rollouts:
+        raise ValueError(
+            f"seeds must give one seed an episode ({len(items) * rollouts}), got {len(seeds)}"
+        )
     kwargs = dict(env_kwargs or {})
     kwargs["mode"] = mode
     if max_turns is not None:
@@ -167,6 +177,7 @@ def evaluate(
     local = threading.local()
     made: list[gym.Env] = []
     lock = threading.Lock()
+    ended = threading.Lock()  # on_episode's calls, one at a time
 
     def worker() -> tuple[gym.Env, Any]:
         if not hasattr(local, "env"):
@@ -179,11 +190,15 @@ def evaluate(
     def run(k: int) -> EpisodeResult:
         item, number = jobs[k]
         episode_env, agent = worker()
-        rollout = play(episode_env, agent, seed=seed + k, options={"item": item})
+        episode_seed = seed + k if seeds is None else seeds[k]
+        rollout = play(episode_env, agent, seed=episode_seed, options={"item": item})
         result = result_of(episode_env, rollout, rubric, number)
         report = getattr(agent, "report", None)
         if report is not None:
             result.extra = report()
+        if on_episode is not None:
+            with ended:
+                on_episode(k, result)
         return result
 
     results: list[EpisodeResult] = []

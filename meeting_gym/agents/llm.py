@@ -194,7 +194,7 @@ class LocalProgress:
         self._draw(False)
 
     def episode_done(self, *_: Any) -> None:
-        """One more episode finished (an ``on_result`` hook)."""
+        """One more episode finished (an ``on_episode`` hook)."""
         with self.lock:
             self.done += 1
         self._draw(True)
@@ -368,7 +368,8 @@ def evaluate_llm(
     """:func:`~meeting_gym.agents.evaluate.evaluate` with an :class:`LLMAgent` per worker.
 
     ``runner`` takes the runner's other keywords (``rollouts``, ``seed``, ``max_turns``,
-    ``on_result``, ...). Each result's ``extra`` holds the agent's :meth:`~LLMAgent.report`.
+    ``on_result``, ``on_episode``, ...). Each result's ``extra`` holds the agent's
+    :meth:`~LLMAgent.report`.
     ``system_prompt`` None keeps the env's own; ``opening`` is the agent's
     (:class:`~meeting_gym.agentkit.llm.LLMAgent`: replies standing in for its first turns).
     """
@@ -413,14 +414,14 @@ def evaluate_local(
     from meeting_gym.agentkit.local import LocalChatClient
 
     if progress is not None:
-        given = runner.pop("on_result", None)
+        given = runner.pop("on_episode", None)
 
-        def on_result(*result: Any) -> None:
+        def on_episode(k: int, result: Any) -> None:  # as each ends: no episode holds it
             progress.episode_done()
             if given is not None:
-                given(*result)
+                given(k, result)
 
-        runner["on_result"] = on_result
+        runner["on_episode"] = on_episode
     on_progress = progress.update if progress is not None else None
     try:
         with LocalChatClient(pair, batch_size=batch, seed=seed, on_progress=on_progress) as client:
