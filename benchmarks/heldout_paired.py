@@ -3,10 +3,10 @@
     python benchmarks/heldout_paired.py runs/X/eval_grpo.jsonl runs/X/eval_sft.jsonl --rows 200:400
 
 Each file is an ``eval_<model>.jsonl`` of ``examples/train_tool_env.py`` (one replayable row
-an episode, in item order). ``--rows START:STOP`` keeps the rows of items START to STOP - 1
-of both, so that a model chosen on the first items can be judged on items it was not chosen
-on. Prints the same line as the evaluation's table, e.g. ``paired grpo - sft: +0.085 ± 0.052
-(95% CI, n=200)``.
+an episode, written as episodes end and read in item order). ``--rows START:STOP`` keeps the
+rows of items START to STOP - 1 of both, so that a model chosen on the first items can be
+judged on items it was not chosen on. Prints the same line as the evaluation's table,
+e.g. ``paired grpo - sft: +0.085 ± 0.052 (95% CI, n=200)``.
 
 BEFORE may instead name one of the env's reference policies (``naive``, ``gold``): it is
 played on AFTER's items, each reset as AFTER's row was (its env, seed and split options),
@@ -21,7 +21,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from meeting_gym.agents.heldout import episode_stats, paired, paired_line, read_rows, row_stats
+from meeting_gym.agents.heldout import (
+    episode_stats,
+    in_item_order,
+    paired,
+    paired_line,
+    read_rows,
+    row_stats,
+)
 
 # reference policies a model is paired with here: deterministic, so the pairing is the
 # evaluation's own (a random policy would draw other moves than the evaluation's did)
@@ -84,12 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         part = row_slice(args.rows)
-        rows = read_rows(args.after)[part]
+        rows = in_item_order(read_rows(args.after))[part]
         if not rows:
             raise ValueError(f"no rows in {args.rows}")
         after = [row_stats(r, ()) for r in rows]
         if args.before.is_file() or str(args.before) not in POLICIES:
-            before = [row_stats(r, ()) for r in read_rows(args.before)[part]]
+            before = [row_stats(r, ()) for r in in_item_order(read_rows(args.before))[part]]
         else:
             before = policy_stats(str(args.before), rows)
         difference = paired(after, before)

@@ -18,8 +18,9 @@ The multi-turn pipeline, in phases that each resume from what the last run saved
 4. ``eval``: the models of ``--models`` (``base``, ``sft``, ``grpo``) on the same ``eval``
    items (none trained on: checked), greedy, through the local-model policy with the same
    system prompt, beside the env's reference policies; every row is replayed on a fresh env
-   to its logged reward before it counts. Writes ``eval_<name>.jsonl``, ``results.json``
-   and ``table.md``.
+   to its logged reward before it counts. Writes ``eval_<name>.jsonl`` (a row as each
+   episode ends; run again, a stopped evaluation plays only the items without one),
+   ``results.json`` and ``table.md``.
 
     python examples/train_tool_env.py --out runs/tool_env --phases export,sft
     python examples/train_tool_env.py --out runs/tool_env --phases grpo      # run again to resume
@@ -520,13 +521,39 @@ def write_rollouts(
 
 def read_logged(path: Path) -> list[dict[str, Any]]:
     """The rows an earlier run wrote to ``path``; a damaged line stops the run with one line
-    naming it (delete the file to evaluate afresh)."""
+    naming it (delete the file to evaluate afresh).
+
+    A last line without its newline was cut short by a stop in the middle of its write:
+    it is dropped from the file, so the run appends after the last whole row.
+    """
     from meeting_gym.agents.heldout import read_rows
 
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
+        print(f"{path.name}: dropped a last row cut short by a stop", file=sys.stderr)
     try:
         return read_rows(path)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
+
+
+def logged_items(path: Path, options: list[dict[str, Any]]) -> dict[int, dict[str, Any]] | None:
+    """The rows of ``path`` by the index of the item each played (rows are written as
+    episodes end, in any order). Rows of items past ``options`` (a larger ``--eval-n``) are
+    left in the file and unread. None if a row is of another item at its index (another
+    split seed or difficulty): the file is then written afresh."""
+    by_index: dict[int, dict[str, Any]] = {}
+    for row in read_logged(path):
+        given = row.get("options") or {}
+        k = given.get("index")
+        if isinstance(k, int) and k >= len(options):
+            continue
+        if not isinstance(k, int) or k < 0 or given != options[k]:
+            return None
+        by_index.setdefault(k, row)
+    return by_index
 
 
 def check_replay(label: str, k: int, row: dict[str, Any]) -> None:
@@ -585,33 +612,41 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
         began = time.perf_counter()
         rows_file = out / f"eval_{label}.jsonl"
         folder = out / f"{label}_model"
-        # a file written with a larger --eval-n holds these items first: read those, keep it
-        logged = read_logged(rows_file)[: len(items)] if rows_file.is_file() else []
-        # rows written for these weights (not an older model's) and these items, in order
+        # rows written for these weights (not an older model's)
         fresh = rows_file.is_file() and (
             not folder.is_dir() or rows_file.stat().st_mtime > folder.stat().st_mtime
         )
-        if not fresh or [r.get("options") for r in logged] != options[: len(logged)]:
-            logged = []
-        for k, row in enumerate(logged):
+        mine = logged_items(rows_file, options) if fresh else None
+        logged = mine or {}
+        for k, row in logged.items():
             check_replay(label, k, row)
-        start = len(logged)
-        stats[label] = [row_stats(row, terms) for row in logged]
-        if start == len(items):  # evaluated: read it back
+        done = {k: row_stats(row, terms) for k, row in logged.items()}
+        left = [k for k in range(len(items)) if k not in logged]
+        if not left:  # evaluated: read it back
             print(f"eval {label}: read back from {rows_file.name}", file=sys.stderr, flush=True)
+            stats[label] = [done[k] for k in range(len(items))]
             continue
-        if start:
-            print(f"eval {label}: resuming after {start} rows", file=sys.stderr, flush=True)
+        if logged:
+            print(
+                f"eval {label}: resuming, {len(logged)} items written, {len(left)} left",
+                file=sys.stderr,
+                flush=True,
+            )
         tokenizer, model = load(args.model if label == "base" else str(folder))
         model.eval()
-        with open(rows_file, "a" if start else "w", encoding="utf-8") as handle:
-            written = [start]
+        # appended to, unless it holds an older model's rows or other items'
+        with open(rows_file, "a" if mine is not None else "w", encoding="utf-8") as handle:
 
             def write(
-                result: Any, handle: Any = handle, written: list[int] = written, label: str = label
+                j: int,
+                result: Any,
+                handle: Any = handle,
+                left: list[int] = left,
+                label: str = label,
             ) -> None:
-                # each row as its episode ends (in order), so a stopped run resumes from it
-                k = written[0]
+                # each row as its episode ends, in any order (its options name its item), so
+                # a stopped run resumes from every episode that ended
+                k = left[j]
                 row = replayable_row(
                     result,
                     env=args.env,
@@ -623,22 +658,24 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
                 check_replay(label, k, row)
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                 handle.flush()
-                written[0] += 1
 
             results = evaluate_local(
                 (tokenizer, model),
                 label,
-                items[start:],
+                [items[k] for k in left],
                 env=args.env,
                 batch=args.eval_batch,
                 max_tokens=args.max_tokens,
                 system_prompt=args.prompt_text,
-                seed=args.seed + start,  # episode k is reset with seed + k, as if unbroken
+                seed=args.seed,
+                # item k is reset with seed + k, as if the run were unbroken
+                seeds=[args.seed + k for k in left],
                 max_turns=args.max_turns,
-                on_result=write,
-                progress=LocalProgress(len(items) - start, every_s=60.0),
+                on_episode=write,
+                progress=LocalProgress(len(left), every_s=60.0),
             )
-        stats[label] += [episode_stats(r) for r in results]
+        done.update((k, episode_stats(r)) for k, r in zip(left, results, strict=True))
+        stats[label] = [done[k] for k in range(len(items))]
         timings[f"eval {label}"] = round(time.perf_counter() - began, 1)
         print(f"eval {label}: {timings[f'eval {label}']:.0f} s", file=sys.stderr, flush=True)
     summary = {name: model_summary(rows, terms) for name, rows in stats.items()}

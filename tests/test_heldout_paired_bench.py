@@ -71,6 +71,20 @@ def test_evaluations_of_other_items_are_refused(tmp_path, capsys):
     assert "not of the same items" in capsys.readouterr().err
 
 
+def test_rows_written_as_episodes_ended_are_paired_by_item(tmp_path, capsys):
+    def indexed(rewards):
+        out = rows(rewards)
+        for k, row in enumerate(out):
+            row["options"] = {"split": "eval", "index": k}
+        return out
+
+    after, before = tmp_path / "eval_grpo.jsonl", tmp_path / "eval_sft.jsonl"
+    after.write_text("".join(json.dumps(r) + "\n" for r in reversed(indexed(AFTER))))
+    before.write_text("".join(json.dumps(r) + "\n" for r in indexed(BEFORE)))
+    assert bench.main([str(after), str(before), "--rows", "2:"]) == 0
+    assert capsys.readouterr().out.startswith("paired grpo - sft: +0.300 ± ")  # items 2..5
+
+
 def test_a_file_that_is_not_text_is_named_with_its_line(tmp_path, capsys):
     after = write(tmp_path / "eval_grpo.jsonl", AFTER)
     before = tmp_path / "eval_sft.jsonl"

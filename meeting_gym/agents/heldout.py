@@ -23,6 +23,7 @@ from meeting_gym.agents.finetune import mean_interval, paired_interval
 
 __all__ = [
     "episode_stats",
+    "in_item_order",
     "malformed_turns",
     "model_summary",
     "paired",
@@ -139,6 +140,15 @@ def read_rows(path: Any) -> list[dict[str, Any]]:
             if problem:
                 raise ValueError(f"{path}:{number}: {problem}")
             rows.append(row)
+    return rows
+
+
+def in_item_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows by the item each played (``options["index"]``, then the rollout): an
+    evaluation that writes each row as its episode ends leaves them in the order they
+    ended. Rows that do not all carry an index keep their order."""
+    if rows and all(isinstance((r.get("options") or {}).get("index"), int) for r in rows):
+        return sorted(rows, key=lambda r: (r["options"]["index"], r.get("rollout") or 0))
     return rows
 
 

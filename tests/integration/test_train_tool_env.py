@@ -68,14 +68,18 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
         assert f"| sft | {level} | {d['n']} | {d['reward']['mean']:.3f} ± " in table
     rows = [json.loads(line) for line in (out / "eval_sft.jsonl").read_text().splitlines()]
     assert len(rows) == 3
+    rows.sort(key=lambda r: r["options"]["index"])  # written as the episodes ended
     for row in rows:
         assert replay_row(row).breakdown() == row["breakdown"]
-    # a stopped evaluation resumes after its written rows, with the seeds of an unbroken run
+    # a stopped evaluation resumes on the items whose rows it did not write (rows are
+    # written as episodes end: here only the second), with the seeds of an unbroken run
     rows_file = out / "eval_sft.jsonl"
-    rows_file.write_text(rows_file.read_text().splitlines()[0] + "\n")
+    rows_file.write_text(json.dumps(rows[1]) + "\n")
     resumed = run("--out", str(out), "--phases", "eval")
-    assert "eval sft: resuming after 1 rows" in resumed.stderr, resumed.stderr[-2000:]
-    assert [json.loads(line) for line in rows_file.read_text().splitlines()] == rows
+    assert "eval sft: resuming, 1 items written, 2 left" in resumed.stderr, resumed.stderr[-2000:]
+    again_rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    assert again_rows[0] == rows[1]
+    assert sorted(again_rows, key=lambda r: r["options"]["index"]) == rows
     again = run("--out", str(out), "--phases", "eval")
     assert "eval sft: read back from eval_sft.jsonl" in again.stderr
     assert (out / "curve.png").is_file() and (out / "curve.csv").is_file()

@@ -151,6 +151,38 @@ def test_rows_of_a_larger_eval_n_are_read_for_the_first_items_and_kept(tmp_path)
     assert path.read_text() == before  # not evaluated again, and not cut to one row
 
 
+def test_rows_written_in_the_order_episodes_ended_are_read_back_by_item(tmp_path):
+    rows = [model_row(0), model_row(1)]
+    path = tmp_path / "eval_sft.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in reversed(rows)))
+    (tmp_path / "episodes.jsonl").write_text("")
+    args = script.parse_args(["--out", str(tmp_path), "--phases", "eval", "--eval-n", "2"])
+    results = script.evaluate_all(args, tmp_path, tmp_path / "episodes.jsonl")
+    sft = results["summary"]["sft"]
+    assert sft["n"] == 2  # both read back: no model was loaded (there is none)
+    assert sft["reward"]["mean"] == sum(r["breakdown"]["reward"] for r in rows) / 2
+
+
+def test_a_last_row_cut_short_by_a_stop_is_dropped_and_the_rest_kept(tmp_path, capsys):
+    whole, cut = json.dumps(model_row(0)) + "\n", json.dumps(model_row(1))[:50]
+    path = tmp_path / "eval_sft.jsonl"
+    path.write_text(whole + cut)
+    assert script.read_logged(path) == [model_row(0)]
+    assert path.read_text() == whole  # the next row is appended after the whole one
+    assert "dropped a last row cut short by a stop" in capsys.readouterr().err
+
+
+def test_rows_are_kept_by_item_and_a_file_of_other_items_is_not(tmp_path):
+    rows = [model_row(0), model_row(1)]
+    path = tmp_path / "eval_sft.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in reversed(rows)))
+    ours = [r["options"] for r in rows]
+    assert script.logged_items(path, ours) == {0: rows[0], 1: rows[1]}
+    assert script.logged_items(path, ours[:1]) == {0: rows[0]}  # a larger --eval-n's file
+    other = [{**o, "split_seed": 7} for o in ours]  # another split seed: other items
+    assert script.logged_items(path, other) is None
+
+
 def test_an_eval_without_the_exported_episodes_exits_with_one_line(tmp_path):
     with pytest.raises(SystemExit, match=r"no episodes\.jsonl: run the export phase first"):
         script.main(["--out", str(tmp_path), "--phases", "eval", "--models", ""])
