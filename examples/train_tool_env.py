@@ -544,13 +544,14 @@ def logged_items(path: Path, options: list[dict[str, Any]]) -> dict[int, dict[st
     episodes end, in any order). Rows of items past ``options`` (a larger ``--eval-n``) are
     left in the file and unread. None if a row is of another item at its index (another
     split seed or difficulty): the file is then written afresh."""
+    from meeting_gym.agents.heldout import item_index
+
     by_index: dict[int, dict[str, Any]] = {}
     for row in read_logged(path):
-        given = row.get("options") or {}
-        k = given.get("index")
-        if isinstance(k, int) and k >= len(options):
+        k = item_index(row)
+        if k is not None and k >= len(options):
             continue
-        if not isinstance(k, int) or k < 0 or given != options[k]:
+        if k is None or k < 0 or row["options"] != options[k]:
             return None
         by_index.setdefault(k, row)
     return by_index

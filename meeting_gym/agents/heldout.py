@@ -24,6 +24,7 @@ from meeting_gym.agents.finetune import mean_interval, paired_interval
 __all__ = [
     "episode_stats",
     "in_item_order",
+    "item_index",
     "malformed_turns",
     "model_summary",
     "paired",
@@ -143,12 +144,22 @@ def read_rows(path: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def item_index(row: dict[str, Any]) -> int | None:
+    """The index of the split item a logged row played (its reset ``options["index"]``),
+    or None if the row does not carry one."""
+    k = (row.get("options") or {}).get("index")
+    # bool is an int subclass; a hand-edited True is not an index
+    return k if isinstance(k, int) and not isinstance(k, bool) else None
+
+
 def in_item_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows by the item each played (``options["index"]``, then the rollout): an
+    """The rows by the item each played (:func:`item_index`, then the rollout): an
     evaluation that writes each row as its episode ends leaves them in the order they
     ended. Rows that do not all carry an index keep their order."""
-    if rows and all(isinstance((r.get("options") or {}).get("index"), int) for r in rows):
-        return sorted(rows, key=lambda r: (r["options"]["index"], r.get("rollout") or 0))
+    indices = [item_index(r) for r in rows]
+    if rows and None not in indices:
+        order = sorted(range(len(rows)), key=lambda i: (indices[i], rows[i].get("rollout") or 0))
+        return [rows[i] for i in order]
     return rows
 
 

@@ -17,6 +17,8 @@ from meeting_gym.agentkit.llm import LLMAgent
 from meeting_gym.agents.evaluate import evaluate
 from meeting_gym.agents.heldout import (
     episode_stats,
+    in_item_order,
+    item_index,
     malformed_turns,
     model_summary,
     paired,
@@ -147,3 +149,23 @@ def test_a_logged_row_with_a_wrong_field_is_named_not_read(change, problem):
 def test_a_row_that_is_not_an_object_or_lacks_its_keys_is_not_an_episode_row():
     for row in ([], "row", None, {"env": ENV, "item_id": "x"}):
         assert row_problem(row) == "not an episode row (env, item_id, breakdown)"
+
+
+def test_rows_written_as_episodes_end_are_read_back_in_item_order():
+    def row(k, rollout=None):
+        out = {"options": {"split": "eval", "index": k}}
+        if rollout is not None:
+            out["rollout"] = rollout
+        return out
+
+    ended = [row(2), row(0, 1), row(1), row(0, 0)]
+    assert [(item_index(r), r.get("rollout")) for r in in_item_order(ended)] == [
+        (0, 0),
+        (0, 1),
+        (1, None),
+        (2, None),
+    ]
+    # a row without an index (or with a bool for one) leaves the order as it was written
+    for odd in ({"options": {}}, {"options": {"index": True}}, {}):
+        assert item_index(odd) is None
+        assert in_item_order([row(1), odd, row(0)]) == [row(1), odd, row(0)]
