@@ -27,26 +27,13 @@ from meeting_gym.agents.heldout import (
     paired,
     paired_line,
     read_rows,
+    row_slice,
     row_stats,
 )
 
 # reference policies a model is paired with here: deterministic, so the pairing is the
 # evaluation's own (a random policy would draw other moves than the evaluation's did)
 POLICIES = ("naive", "gold")
-
-
-def row_slice(text: str) -> slice:
-    """``START:STOP`` (either may be left out) as a slice; ``ValueError`` if it is not one."""
-    start, sep, stop = text.partition(":")
-    if not sep:
-        raise ValueError(f"--rows must be START:STOP, not {text!r}")
-    try:
-        bounds = [int(b) if b.strip() else None for b in (start, stop)]
-    except ValueError:
-        raise ValueError(f"--rows must be two whole numbers, not {text!r}") from None
-    if any(b is not None and b < 0 for b in bounds):
-        raise ValueError(f"--rows counts from 0: {text!r}")
-    return slice(*bounds)
 
 
 def policy_stats(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ __all__ = [
     "read_rows",
     "refused",
     "row_problem",
+    "row_slice",
     "row_stats",
 ]
 
@@ -150,6 +151,20 @@ def item_index(row: dict[str, Any]) -> int | None:
     k = (row.get("options") or {}).get("index")
     # bool is an int subclass; a hand-edited True is not an index
     return k if isinstance(k, int) and not isinstance(k, bool) else None
+
+
+def row_slice(text: str) -> slice:
+    """``START:STOP`` (either may be left out) as a slice; ``ValueError`` if it is not one."""
+    start, sep, stop = text.partition(":")
+    if not sep:
+        raise ValueError(f"--rows must be START:STOP, not {text!r}")
+    try:
+        bounds = [int(b) if b.strip() else None for b in (start, stop)]
+    except ValueError:
+        raise ValueError(f"--rows must be two whole numbers, not {text!r}") from None
+    if any(b is not None and b < 0 for b in bounds):
+        raise ValueError(f"--rows counts from 0: {text!r}")
+    return slice(*bounds)
 
 
 def in_item_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,99 @@
+"""Where a worked-solutions model's computation goes wrong: its last turn, step by step.
+
+    python benchmarks/worked_steps.py runs/tool_env_worked/eval_sft.jsonl --rows 0:48
+
+Each row is a MeetingSlot-v0 episode of ``examples/train_tool_env.py`` (``--expert
+gold-worked``). Its last reply is marked step by step against the worked solution the
+reference writes for the same scenario (``meeting_gym.envs.meeting_slot.domain.worked_marks``):
+each attendee's working hours, busy blocks and free time in UTC, the starts that fit
+everyone, and the earliest one; then whether the answer says what the reply's own last step
+says. A step is right only if its text equals the reference's. The reward is the env's, as
+logged: these marks are a diagnosis, not a grade.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from meeting_gym.agents.heldout import in_item_order, read_rows, row_slice
+from meeting_gym.core.splits import make_task, options_item
+from meeting_gym.envs.meeting_slot.domain.worked_marks import FIELDS, WorkedMarks, mark_worked
+
+ENV = "MeetingSlot-v0"
+
+
+def last_reply(row: dict[str, Any]) -> str:
+    """The text of the episode's last assistant turn ('' if it has none)."""
+    for message in reversed(row.get("transcript") or []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            return str(message.get("content") or "")
+    return ""
+
+
+def marks_of(rows: list[dict[str, Any]]) -> list[WorkedMarks]:
+    """Each row's last reply marked against its scenario's worked solution."""
+    task = make_task(ENV)
+    out = []
+    for number, row in enumerate(rows):
+        if row.get("env") != ENV or not isinstance(row.get("options"), dict):
+            raise ValueError(f"row {number} is not a {ENV} episode with its reset options")
+        found = options_item(task, row["options"])
+        if found is None:
+            raise ValueError(f"row {number}'s options name no split item")
+        out.append(mark_worked(last_reply(row), task.load_item(found[0])))
+    return out
+
+
+def share(count: int, whole: int) -> str:
+    return f"{count} of {whole}" + (f" ({count / whole:.0%})" if whole else "")
+
+
+def report(marks: list[WorkedMarks], rows: list[dict[str, Any]]) -> list[str]:
+    """The lines printed: each step's right share, then the answers against the last step."""
+    people = sum(m.attendees for m in marks)
+    written = sum(m.written for m in marks)
+    exact = [bool((r.get("breakdown") or {}).get("exact_match")) for r in rows]
+    said = [m for m in marks if m.consistent is not None]
+    names = {"works": "working hours", "busy": "busy blocks", "free": "free time"}
+    every_hour = [m.written == m.attendees and m.works == m.attendees for m in marks]
+    pairs = [
+        ("episodes", str(len(marks))),
+        ("attendee lines written", share(written, people)),
+        *(
+            (f"{names[f]} in UTC right", share(sum(getattr(m, f) for m in marks), written))
+            for f in FIELDS
+        ),
+        ("episodes with every hour right", share(sum(every_hour), len(marks))),
+        ("common starts right", share(sum(m.starts for m in marks), len(marks))),
+        ("earliest start right", share(sum(m.earliest for m in marks), len(marks))),
+        ("answer = its own last step", share(sum(bool(m.consistent) for m in said), len(said))),
+        ("exact answers", share(sum(exact), len(marks))),
+        (
+            "exact, with the last step right",
+            share(sum(e and m.earliest for e, m in zip(exact, marks, strict=True)), sum(exact)),
+        ),
+    ]
+    width = max(len(label) for label, _ in pairs) + 2
+    return [f"{label:<{width}}{value}" for label, value in pairs]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("rows", type=Path, help="the evaluation rows (eval_<model>.jsonl)")
+    p.add_argument("--rows", dest="part", default=":", help="START:STOP, the items to mark")
+    args = p.parse_args(argv)
+    try:
+        rows = in_item_order(read_rows(args.rows))[row_slice(args.part)]
+        if not rows:
+            raise ValueError(f"no rows in {args.part}")
+        marks = marks_of(rows)
+    except (OSError, ValueError) as exc:
+        p.error(str(exc))
+    print("\n".join(report(marks, rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

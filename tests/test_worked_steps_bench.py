@@ -1,0 +1,90 @@
+"""benchmarks/worked_steps.py: a worked-solutions model's last turns, marked step by step."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from meeting_gym.core.splits import load_split
+from meeting_gym.envs.meeting_slot.domain.solver import solve
+from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
+from meeting_gym.envs.meeting_slot.domain.worked import worked_solution
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location(
+    "worked_steps", ROOT / "benchmarks" / "worked_steps.py"
+)
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+ENV = "MeetingSlot-v0"
+SEED = 42
+
+
+def row(k: int, last: str, exact: float) -> dict:
+    return {
+        "env": ENV,
+        "item_id": f"item-{k}",
+        "options": {"split": "eval", "index": k, "split_seed": SEED},
+        "breakdown": {"exact_match": exact, "reward": 0.2 + exact},
+        "transcript": [
+            {"role": "user", "content": "a question"},
+            {"role": "assistant", "content": '<tool_call>{"name": "list_attendees"}</tool_call>'},
+            {"role": "tool", "content": "the attendees"},
+            {"role": "assistant", "content": last},
+        ],
+    }
+
+
+def reference(scenario) -> str:
+    gold = solve(scenario).gold
+    answer = "NONE" if gold is None else format_utc(gold)
+    return f"{worked_solution(scenario)}\n<answer>{answer}</answer>"
+
+
+def test_the_steps_are_counted_over_the_rows_in_item_order(tmp_path, capsys):
+    with pytest.warns(UserWarning, match="curated"):
+        items = load_split("eval", 3, SEED, env=ENV)
+    right = [reference(s) for s in items]
+    # item 1 copies its first attendee's working hours wrong and answers off its last step
+    first = next(line for line in right[1].splitlines() if line.startswith("- "))
+    works = first.split("works ", 1)[1].split(";", 1)[0]
+    wrong = right[1].replace(first, first.replace(works, "2000-01-01 09:00-17:00", 1))
+    wrong = wrong.rsplit("<answer>", 1)[0] + "<answer>2000-01-01T09:00:00Z</answer>"
+    path = tmp_path / "eval_sft.jsonl"
+    rows = [row(2, right[2], 1.0), row(0, right[0], 1.0), row(1, wrong, 0.0)]  # as they ended
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    assert bench.main([str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    out = dict(re.split(r"  +", line, maxsplit=1) for line in lines)
+    people = sum(len(s.attendees) for s in items)
+    assert out["episodes"] == "3"
+    assert out["attendee lines written"] == f"{people} of {people} (100%)"
+    assert out["working hours in UTC right"].startswith(f"{people - 1} of {people}")
+    assert out["busy blocks in UTC right"].startswith(f"{people} of {people}")
+    assert out["answer = its own last step"] == "2 of 3 (67%)"
+    assert out["exact answers"] == "2 of 3 (67%)"
+
+    assert bench.main([str(path), "--rows", "1:2"]) == 0  # item 1 alone
+    lines = capsys.readouterr().out.splitlines()
+    out = dict(re.split(r"  +", line, maxsplit=1) for line in lines)
+    assert out["episodes with every hour right"] == "0 of 1 (0%)"
+
+
+def test_bad_input_is_one_line_naming_it(tmp_path, capsys):
+    other = tmp_path / "eval_other.jsonl"
+    other.write_text(json.dumps({**row(0, "", 0.0), "env": "CalendarMath-v0"}) + "\n")
+    for argv, says in (
+        ([str(tmp_path / "missing.jsonl")], "missing.jsonl"),
+        ([str(other)], "row 0 is not a MeetingSlot-v0 episode"),
+        ([str(other), "--rows", "5:"], "no rows in 5:"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            bench.main(argv)
+        assert stop.value.code == 2
+        assert says in capsys.readouterr().err
