@@ -7,7 +7,8 @@ gold-worked``). Its last reply is marked step by step against the worked solutio
 reference writes for the same scenario (``meeting_gym.envs.meeting_slot.domain.worked_marks``):
 each attendee's working hours, busy blocks and free time in UTC, the starts that fit
 everyone, and the earliest one; then whether the answer says what the reply's own last step
-says. A step is right only if its text equals the reference's. The reward is the env's, as
+says; and the working hours' marks by time zone. A step is right only if its text equals
+the reference's. The reward is the env's, as
 logged: these marks are a diagnosis, not a grade.
 """
 
@@ -75,8 +76,15 @@ def report(marks: list[WorkedMarks], rows: list[dict[str, Any]]) -> list[str]:
             share(sum(e and m.earliest for e, m in zip(exact, marks, strict=True)), sum(exact)),
         ),
     ]
+    # the working hours by time zone: whether the step fails on the zones whose clock is
+    # not UTC's (the offset) or everywhere
+    zones: dict[str, list[bool]] = {}
+    for person in (p for m in marks for p in m.people if p.written):
+        zones.setdefault(person.zone, []).append(person.works)
+    pairs.append(("working hours right, by zone", ""))
+    pairs += [(f"  {zone}", share(sum(ok), len(ok))) for zone, ok in sorted(zones.items())]
     width = max(len(label) for label, _ in pairs) + 2
-    return [f"{label:<{width}}{value}" for label, value in pairs]
+    return [f"{label:<{width}}{value}".rstrip() for label, value in pairs]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,7 +61,9 @@ def test_the_steps_are_counted_over_the_rows_in_item_order(tmp_path, capsys):
 
     assert bench.main([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    out = dict(re.split(r"  +", line, maxsplit=1) for line in lines)
+    by_zone = lines.index("working hours right, by zone")
+    out = dict(re.split(r"  +", line, maxsplit=1) for line in lines[:by_zone])
+    zones = dict(line.strip().split("  ", 1) for line in lines[by_zone + 1 :])
     people = sum(len(s.attendees) for s in items)
     assert out["episodes"] == "3"
     assert out["attendee lines written"] == f"{people} of {people} (100%)"
@@ -69,10 +71,14 @@ def test_the_steps_are_counted_over_the_rows_in_item_order(tmp_path, capsys):
     assert out["busy blocks in UTC right"].startswith(f"{people} of {people}")
     assert out["answer = its own last step"] == "2 of 3 (67%)"
     assert out["exact answers"] == "2 of 3 (67%)"
+    wrong_zone = items[1].attendees[0].timezone
+    assert sorted(zones) == sorted({a.timezone for s in items for a in s.attendees})
+    assert sum(int(v.split(" of ")[1].split()[0]) for v in zones.values()) == people
+    assert not zones[wrong_zone].endswith("(100%)")
 
     assert bench.main([str(path), "--rows", "1:2"]) == 0  # item 1 alone
     lines = capsys.readouterr().out.splitlines()
-    out = dict(re.split(r"  +", line, maxsplit=1) for line in lines)
+    out = dict(re.split(r"  +", line.strip(), maxsplit=1) for line in lines if "  " in line)
     assert out["episodes with every hour right"] == "0 of 1 (0%)"
 
 

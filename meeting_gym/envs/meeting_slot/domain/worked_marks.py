@@ -32,25 +32,52 @@ _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
 @dataclass(frozen=True)
-class WorkedMarks:
-    """How many of a written worked solution's steps equal the reference's.
+class AttendeeMarks:
+    """One of the reference's attendees: whether the text has a line for them (by name; the
+    first line of a name counts) and which of its fields are right."""
 
-    ``attendees`` counts the reference's attendees, ``written`` those the text has a line
-    for (by name; the first line of a name counts). ``works``, ``busy`` and ``free`` count
-    the written lines whose field is right. ``starts`` and ``earliest`` say whether the
-    common starts and the earliest-start lines are right (False when missing);
-    ``consistent`` whether the ``<answer>`` block says what the text's own last step says
-    (None when either is missing).
+    name: str
+    zone: str
+    written: bool
+    works: bool
+    busy: bool
+    free: bool
+
+
+@dataclass(frozen=True)
+class WorkedMarks:
+    """Which of a written worked solution's steps equal the reference's.
+
+    ``people`` marks each of the reference's attendees, in its order. ``starts`` and
+    ``earliest`` say whether the common starts and the earliest-start lines are right
+    (False when missing); ``consistent`` whether the ``<answer>`` block says what the text's
+    own last step says (None when either is missing). The counts are over ``people``.
     """
 
-    attendees: int
-    written: int
-    works: int
-    busy: int
-    free: int
+    people: tuple[AttendeeMarks, ...]
     starts: bool
     earliest: bool
     consistent: bool | None
+
+    @property
+    def attendees(self) -> int:
+        return len(self.people)
+
+    @property
+    def written(self) -> int:
+        return sum(p.written for p in self.people)
+
+    @property
+    def works(self) -> int:
+        return sum(p.works for p in self.people)
+
+    @property
+    def busy(self) -> int:
+        return sum(p.busy for p in self.people)
+
+    @property
+    def free(self) -> int:
+        return sum(p.free for p in self.people)
 
 
 def _lines(text: str) -> tuple[dict[str, dict[str, str]], str | None, str | None]:
@@ -76,21 +103,18 @@ def mark_worked(text: str, scenario: Scenario) -> WorkedMarks:
     by step against the reference's for ``scenario``."""
     gold_people, gold_starts, gold_last = _lines(worked_solution(scenario))
     people, starts, last = _lines(text)
-    right = {
-        f: sum(p[f] == gold_people[name][f] for name, p in people.items() if name in gold_people)
-        for f in FIELDS
-    }
+    marks = []
+    for name, gold in gold_people.items():
+        line = people.get(name)
+        right = {f: line is not None and line[f] == gold[f] for f in FIELDS}
+        marks.append(AttendeeMarks(name, gold["zone"], line is not None, **right))
     answer = _ANSWER.search(text)
     said = _says(last)
     consistent = None
     if answer is not None and said is not None:
         consistent = answer[1].strip().upper() == said.upper()
     return WorkedMarks(
-        attendees=len(gold_people),
-        written=sum(name in people for name in gold_people),
-        works=right["works"],
-        busy=right["busy"],
-        free=right["free"],
+        people=tuple(marks),
         starts=starts is not None and starts == gold_starts,
         earliest=last is not None and last == gold_last,
         consistent=consistent,
