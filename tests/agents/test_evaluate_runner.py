@@ -52,3 +52,17 @@ def test_seeds_must_give_one_seed_an_episode():
     items = load_split("curated", n=2)
     with pytest.raises(ValueError, match=r"one seed an episode \(4\), got 2"):
         evaluate(lambda: GoldPolicy(), items, rollouts=2, seeds=[1, 2])
+
+
+def test_a_stop_raised_by_on_episode_in_a_worker_ends_the_run():
+    # train_tool_env's replay check stops the run this way from a worker thread
+    items = load_split("curated", n=4)
+    calls = []
+
+    def on_episode(k, result):
+        calls.append(k)
+        raise SystemExit(f"eval item {k} does not replay")
+
+    with pytest.raises(SystemExit, match=r"eval item \d does not replay"):
+        evaluate(lambda: GoldPolicy(), items, max_concurrent=2, on_episode=on_episode)
+    assert calls  # raised from the hook, not before any episode ended
