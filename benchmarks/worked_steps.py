@@ -58,12 +58,12 @@ def report(marks: list[WorkedMarks], rows: list[dict[str, Any]]) -> list[str]:
     exact = [bool((r.get("breakdown") or {}).get("exact_match")) for r in rows]
     said = [m for m in marks if m.consistent is not None]
     names = {"works": "working hours", "busy": "busy blocks", "free": "free time"}
-    every_hour = [m.written == m.attendees and m.works == m.attendees for m in marks]
+    every_hour = [m.written == m.attendees and m.count("works") == m.attendees for m in marks]
     pairs = [
         ("episodes", str(len(marks))),
         ("attendee lines written", share(written, people)),
         *(
-            (f"{names[f]} in UTC right", share(sum(getattr(m, f) for m in marks), written))
+            (f"{names[f]} in UTC right", share(sum(m.count(f) for m in marks), written))
             for f in FIELDS
         ),
         ("episodes with every hour right", share(sum(every_hour), len(marks))),

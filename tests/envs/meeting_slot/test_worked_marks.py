@@ -16,7 +16,7 @@ from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generat
 from meeting_gym.envs.meeting_slot.domain.solver import solve
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
 from meeting_gym.envs.meeting_slot.domain.worked import worked_solution
-from meeting_gym.envs.meeting_slot.domain.worked_marks import WorkedMarks, mark_worked
+from meeting_gym.envs.meeting_slot.domain.worked_marks import FIELDS, WorkedMarks, mark_worked
 
 
 def reply(scenario, work: str | None = None) -> str:
@@ -26,7 +26,7 @@ def reply(scenario, work: str | None = None) -> str:
 
 
 def counts(marks: WorkedMarks) -> tuple[int, ...]:
-    return (marks.attendees, marks.written, marks.works, marks.busy, marks.free)
+    return (marks.attendees, marks.written, *(marks.count(f) for f in FIELDS))
 
 
 SCENARIOS = list(CURATED_BY_ID.values()) + [
@@ -94,3 +94,9 @@ def test_text_without_steps_earns_no_mark(text):
     marks = mark_worked(text, CURATED_BY_ID["same_tz_empty_busy"])
     assert counts(marks) == (2, 0, 0, 0, 0)
     assert (marks.starts, marks.earliest, marks.consistent) == (False, False, None)
+
+
+def test_a_count_names_a_field_it_knows():
+    marks = mark_worked("", CURATED_BY_ID["same_tz_empty_busy"])
+    with pytest.raises(ValueError, match="field must be one of works, busy, free, got 'zone'"):
+        marks.count("zone")

@@ -51,7 +51,7 @@ class WorkedMarks:
     ``people`` marks each of the reference's attendees, in its order. ``starts`` and
     ``earliest`` say whether the common starts and the earliest-start lines are right
     (False when missing); ``consistent`` whether the ``<answer>`` block says what the text's
-    own last step says (None when either is missing). The counts are over ``people``.
+    own last step says (None when either is missing).
     """
 
     people: tuple[AttendeeMarks, ...]
@@ -67,17 +67,11 @@ class WorkedMarks:
     def written(self) -> int:
         return sum(p.written for p in self.people)
 
-    @property
-    def works(self) -> int:
-        return sum(p.works for p in self.people)
-
-    @property
-    def busy(self) -> int:
-        return sum(p.busy for p in self.people)
-
-    @property
-    def free(self) -> int:
-        return sum(p.free for p in self.people)
+    def count(self, field: str) -> int:
+        """How many attendees' ``field`` (one of :data:`FIELDS`) is right."""
+        if field not in FIELDS:
+            raise ValueError(f"field must be one of {', '.join(FIELDS)}, got {field!r}")
+        return sum(getattr(p, field) for p in self.people)
 
 
 def _lines(text: str) -> tuple[dict[str, dict[str, str]], str | None, str | None]:
