@@ -106,7 +106,12 @@ def row_problem(row: Any) -> str | None:
     if not isinstance(row["env"], str) or not isinstance(row["item_id"], str):
         return "env and item_id must be strings"
     breakdown = row["breakdown"]
-    if not isinstance(breakdown, dict) or not all(
+    if breakdown is None:
+        # an episode the agent could not finish (its model's context ran out, say): the
+        # table counted it unanswered with reward 0, and reads it back the same way
+        if not isinstance(row.get("error"), str) or not row["error"]:
+            return "breakdown may be null only in a row whose error says what ended it"
+    elif not isinstance(breakdown, dict) or not all(
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in breakdown.values()
     ):
         return "breakdown must be an object of numbers"
@@ -187,7 +192,7 @@ def row_stats(row: dict[str, Any], terms: Sequence[str]) -> dict[str, Any]:
     problem = row_problem(row)
     if problem:
         raise ValueError(problem)
-    breakdown = row["breakdown"]
+    breakdown = row["breakdown"] or {}  # an error row scores 0, as evaluate's result did
     result = SimpleNamespace(
         extra={"transcript": row.get("transcript")},
         answer=row.get("answer"),

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from meeting_gym.agentkit.llm import LLMAgent
+from meeting_gym.agentkit.local import LocalModelError
 from meeting_gym.agents.evaluate import evaluate
 from meeting_gym.agents.heldout import (
     episode_stats,
@@ -169,3 +170,35 @@ def test_rows_written_as_episodes_end_are_read_back_in_item_order():
     for odd in ({"options": {}}, {"options": {"index": True}}, {}):
         assert item_index(odd) is None
         assert in_item_order([row(1), odd, row(0)]) == [row(1), odd, row(0)]
+
+
+class ContextFull(Scripted):
+    """Calls a tool, then fails as the local model does when the conversation outgrows its
+    context (the episode ends with an error, unanswered)."""
+
+    def create(self, **request):
+        if self.k >= 1:
+            raise LocalModelError(
+                "the prompt (8070 tokens) and max_tokens (1152) exceed the context"
+            )
+        return super().create(**request)
+
+
+def test_an_episode_ended_by_an_error_is_read_back_as_it_was_counted():
+    # the worked-solutions evaluation wrote such a row, then could not read its file back
+    from meeting_gym.agents.llm import replayable_row
+
+    call = '<tool_call>{"name": "list_attendees", "arguments": {}}</tool_call>'
+    items = load_split("train", 1, env=ENV)
+    make = lambda: LLMAgent(ContextFull([call]), "m", tool_protocol="text")  # noqa: E731
+    [result] = evaluate(make, items, env=ENV, max_turns=4)
+    assert result.error and "exceed the context" in result.error
+    live = episode_stats(result)
+    assert (live["reward"], live["answered"], live["exact_match"]) == (0.0, 0.0, 0.0)
+    row = json.loads(
+        json.dumps(replayable_row(result, env=ENV, seed=0, options=None, tool_protocol="text"))
+    )
+    assert row["breakdown"] is None and row_problem(row) is None
+    assert row_stats(row, ["exact_match", "format", "partial_credit"]) == live
+    for error in (None, ""):  # a null breakdown needs the error that ended the episode
+        assert "only in a row whose error" in row_problem({**row, "error": error})
