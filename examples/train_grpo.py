@@ -32,31 +32,35 @@ import json
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
+from meeting_gym.agents import trl_runs
 from meeting_gym.agents.finetune import (
     first_call_rows,
     mean_interval,
-    paired_interval,
     sft_rows,
     system_prompt_for,
-    trainable,
 )
-from meeting_gym.agents.heldout import paired_line
+from meeting_gym.agents.provenance import run_environment
+from meeting_gym.agents.run_rows import (
+    MODELS,
+    paired_summaries,
+    summary,
+    table,
+    write_model_rows,
+)
 from meeting_gym.agents.training import (
     levels_figure,
     llm_curve_figure,
     llm_curve_rows,
     write_curve_csv,
 )
+from meeting_gym.agents.trl_runs import load, save
 from meeting_gym.core.curriculum import MAX_REPLAYS
 from meeting_gym.core.registry import task_class
 from meeting_gym.core.splits import export_split, load_split, make_task
-
-MODELS = ("base", "sft", "grpo")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -179,93 +183,41 @@ def task_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"task": args.task} if args.task else {}
 
 
-def load(name_or_folder: str) -> tuple[Any, Any]:
-    """(tokenizer, float32 model) of a name :func:`resolve_model` knows, or a saved folder."""
-    from meeting_gym.agentkit.local import load_model, resolve_model
-
-    tokenizer, model = load_model(resolve_model(name_or_folder))
-    return tokenizer, trainable(model)
-
-
-def save(tokenizer: Any, model: Any, folder: Path) -> None:
-    """A checkpoint ``--policy local --model FOLDER`` (and :func:`load`) reads."""
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-
-
-def checkpointing() -> dict[str, Any]:
-    """TRL turns activation checkpointing on under its old name, ``gradient_checkpointing``,
-    which transformers 5.25 deprecates with a FutureWarning on every config: the same
-    setting under the new name where transformers has it."""
-    from transformers import TrainingArguments
-
-    fields = TrainingArguments.__dataclass_fields__
-    return {"activation_checkpointing": True} if "activation_checkpointing" in fields else {}
-
-
-def quiet_trl_deprecations() -> None:
-    """Hide the FutureWarnings TRL 1.16 triggers by calling transformers' old method names
-    (``gradient_checkpointing_enable`` ...): TRL's to fix, and they flood every run's output."""
-    warnings.filterwarnings(
-        "ignore", message=r"`(is_)?gradient_checkpointing\w*` is deprecated", category=FutureWarning
-    )
-
-
-def trainer_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """What SFT and GRPO share: a CPU run, logged every step, nothing saved or reported."""
-    return {
-        **checkpointing(),
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": [],
-        "use_cpu": True,
-        "bf16": args.bf16,
-        "seed": args.seed,
-        "disable_tqdm": not args.show_progress,
-    }
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The trainer settings SFT and GRPO share, from the command line."""
+    return {"bf16": args.bf16, "seed": args.seed, "progress": args.show_progress}
 
 
 def sft_config(args: argparse.Namespace, out: Path, max_length: int) -> Any:
     """TRL's ``SFTConfig`` for this run's SFT phase, on the CPU."""
-    from trl import SFTConfig
-
-    return SFTConfig(
-        output_dir=str(out / "sft"),
-        per_device_train_batch_size=args.sft_batch,
-        num_train_epochs=args.sft_epochs,
-        learning_rate=args.sft_lr,
-        lr_scheduler_type="cosine",
-        warmup_steps=0,  # a warm-up's first step has a learning rate of 0: one step lost
-        **trainer_settings(args),
+    return trl_runs.sft_config(
+        out,
+        batch=args.sft_batch,
+        epochs=args.sft_epochs,
+        lr=args.sft_lr,
         max_length=max_length,
+        **settings(args),
     )
 
 
 def grpo_config(args: argparse.Namespace, out: Path, **extra: Any) -> Any:
     """TRL's ``GRPOConfig`` for this run's GRPO phase, on the CPU; ``extra`` adds settings."""
-    from trl import GRPOConfig
-
-    return GRPOConfig(
-        output_dir=str(out / "grpo"),
-        per_device_train_batch_size=args.prompts * args.group,
-        num_generations=args.group,
-        max_completion_length=args.max_completion,
-        max_steps=args.grpo_steps,
-        learning_rate=args.grpo_lr,
-        lr_scheduler_type="constant",
+    return trl_runs.grpo_config(
+        out,
+        prompts=args.prompts,
+        group=args.group,
+        max_completion=args.max_completion,
+        steps=args.grpo_steps,
+        lr=args.grpo_lr,
         temperature=args.temperature,
         beta=args.beta,
-        **trainer_settings(args),
-        shuffle_dataset=False,  # the rows are already one fresh item per prompt
+        **settings(args),
         **extra,
     )
 
 
 def run_sft(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> list[dict]:
     """Fine-tune ``model`` in place on the exported train split; its loss log."""
-    from datasets import Dataset
-    from trl import SFTTrainer
-
     path = out / "sft_train.jsonl"
     export_split(
         "train",
@@ -276,12 +228,7 @@ def run_sft(args: argparse.Namespace, out: Path, tokenizer: Any, model: Any) -> 
         **task_options(args),
     )
     rows = sft_rows(path, args.prompt_text)
-    config = sft_config(args, out, max_length=512)
-    trainer = SFTTrainer(
-        model=model, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
-    )
-    trainer.train()
-    return [e for e in trainer.state.log_history if "loss" in e]
+    return trl_runs.sft_train(tokenizer, model, rows, sft_config(args, out, max_length=512))
 
 
 def grpo_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -478,38 +425,14 @@ def evaluate_model(
     return results
 
 
-def summary(results: list[Any], terms: list[str]) -> dict[str, Any]:
-    """Mean reward and each term with their 95% half-widths."""
-    out: dict[str, Any] = {"n": len(results), "errors": sum(r.error is not None for r in results)}
-    for key in ("reward", *terms):
-        values = [r.reward if key == "reward" else r.terms.get(key, 0.0) for r in results]
-        mean, half = mean_interval(values)
-        out[key] = {"mean": round(mean, 4), "ci95": round(half, 4)}
-    return out
-
-
-def table(results: dict[str, Any], terms: list[str]) -> str:
-    """The Markdown results table: one line per model, then the paired differences."""
-    head = ["model", "n", "reward (95% CI)", *terms]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name in MODELS:
-        s = results["eval"][name]
-        cells = [name, str(s["n"]), f"{s['reward']['mean']:.3f} ± {s['reward']['ci95']:.3f}"]
-        cells += [f"{s[t]['mean']:.3f} ± {s[t]['ci95']:.3f}" for t in terms]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
-    for key, text in (("sft_minus_base", "SFT - base"), ("grpo_minus_sft", "SFT+GRPO - SFT")):
-        lines.append(paired_line(text, results["paired"][key]))
-    return "\n".join(lines)
-
-
-def write_eval(path: Path, results: list[Any]) -> None:
-    """One JSONL row per episode: the item, the reply, the grade."""
-    with open(path, "w", encoding="utf-8") as handle:
-        for r in results:
-            transcript = r.extra.get("transcript", [])
-            replies = [m["content"] for m in transcript if m["role"] == "assistant"]
-            row = {
+def eval_rows(results: list[Any]) -> list[dict[str, Any]]:
+    """One row per episode: the item, the reply, the grade (``eval_<model>.jsonl``)."""
+    rows = []
+    for r in results:
+        transcript = r.extra.get("transcript", [])
+        replies = [m["content"] for m in transcript if m["role"] == "assistant"]
+        rows.append(
+            {
                 "item_id": r.item_id,
                 "reward": r.reward,
                 "terms": r.terms,
@@ -518,7 +441,8 @@ def write_eval(path: Path, results: list[Any]) -> None:
                 "reply": replies[-1] if replies else None,
                 "error": r.error,
             }
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        )
+    return rows
 
 
 def read_eval(path: Path, items: list[Any], task: Any) -> list[Any]:
@@ -554,7 +478,7 @@ def read_eval(path: Path, items: list[Any], task: Any) -> list[Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.show_progress = sys.stderr.isatty() if args.progress is None else args.progress
-    quiet_trl_deprecations()
+    trl_runs.quiet_trl_deprecations()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
@@ -574,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tools:
         run = run_tools(args, out)
         run["total_s"] = round(time.perf_counter() - started, 1)
+        run["environment"] = run_environment()
         (out / "tools_run.json").write_text(json.dumps(run, indent=2))
         for step in run["steps"]:
             print(json.dumps(step))
@@ -607,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
         evals["base"] = read_eval(reused / "eval_base.jsonl", items, task)
     else:
         evals["base"] = evaluate_model(args, "base", tokenizer, model, items)
-    write_eval(out / "eval_base.jsonl", evals["base"])
+    write_model_rows(out / "eval_base.jsonl", eval_rows(evals["base"]))
     now = mark("base eval", now)
     sft_folder = Path(args.sft_model) if args.sft_model else out / "sft_model"
     sft_log: list[dict] = []
@@ -620,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         evals["sft"] = read_eval(reused / "eval_sft.jsonl", items, task)
     else:
         evals["sft"] = evaluate_model(args, "sft", tokenizer, model, items)
-    write_eval(out / "eval_sft.jsonl", evals["sft"])
+    write_model_rows(out / "eval_sft.jsonl", eval_rows(evals["sft"]))
     now = mark("sft eval", now)
     trainer = run_grpo(args, out, tokenizer, model)
     save(tokenizer, model, out / "grpo_model")
@@ -629,19 +554,21 @@ def main(argv: list[str] | None = None) -> int:
     evals["grpo"] = evaluate_model(args, "grpo", tokenizer, model, items)
     now = mark("grpo eval", now)
 
-    rewards = {name: [r.reward for r in evals[name]] for name in MODELS}
+    rows = {name: eval_rows(evals[name]) for name in MODELS}
     results: dict[str, Any] = {
         "env": args.env,
         "env_kwargs": task_options(args),
         "difficulty": args.difficulty or None,
         "system_prompt": args.prompt_text,
         "config": {k: v for k, v in vars(args).items() if k not in ("prompt_text",)},
-        "eval": {name: summary(evals[name], terms) for name in MODELS},
-        "paired": {},
+        "eval": {name: summary(rows[name], terms) for name in MODELS},
+        "paired": paired_summaries(rows),
         "timings_s": timings,
         "total_s": round(time.perf_counter() - started, 1),
         "torch_threads": torch.get_num_threads(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        # what decides whether this table reproduces to the digit (versions, CPU, threads)
+        "environment": run_environment(),
     }
     zero = [
         e["frac_reward_zero_std"] for e in trainer.state.log_history if "frac_reward_zero_std" in e
@@ -652,11 +579,7 @@ def main(argv: list[str] | None = None) -> int:
     if trainer.spread_counts is not None:
         # TRL's frac_reward_zero_std averages its generation calls; these count groups
         results["spread"] = trainer.spread_counts.as_dict()
-    pairs = {"sft_minus_base": ("sft", "base"), "grpo_minus_sft": ("grpo", "sft")}
-    for key, (a, b) in pairs.items():
-        mean, half = paired_interval(rewards[a], rewards[b])
-        results["paired"][key] = {"mean": round(mean, 4), "ci95": round(half, 4), "n": len(items)}
-    write_eval(out / "eval_grpo.jsonl", evals["grpo"])
+    write_model_rows(out / "eval_grpo.jsonl", eval_rows(evals["grpo"]))
     if reused:
         results["evals_from"] = str(reused)
     curve = llm_curve_rows(sft_log, trainer.state.log_history)

@@ -44,6 +44,7 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.finetune import system_prompt_for, trainable
 from meeting_gym.agents.heldout import paired_line
+from meeting_gym.agents.provenance import record_phase
 
 ROLLOUTS = ("whole", "last-turn")
 PHASES = ("export", "sft", "grpo", "eval")
@@ -769,6 +770,8 @@ def main(argv: list[str] | None = None) -> int:
     episodes = out / "episodes.jsonl"
     for phase in args.phase_list:
         began = time.perf_counter()
+        # each sitting's libraries and CPU: a phase resumed elsewhere reproduces only as well
+        phases = record_phase(out / "environment.json", phase)
         if phase == "export":
             episodes = export(args, out)
         elif phase == "sft":
@@ -796,6 +799,8 @@ def main(argv: list[str] | None = None) -> int:
                 k: v for k, v in vars(args).items() if k not in ("prompt_text", "rules")
             }
             results["system_prompt"] = args.prompt_text
+            results["environment"] = phases[-1]["environment"]
+            results["phase_environments"] = phases
             (out / "results.json").write_text(json.dumps(results, indent=2))
             text = table(results)
             (out / "table.md").write_text(text + "\n")

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from meeting_gym import __version__
 from meeting_gym.agents.policies import policy_names
+from meeting_gym.agents.provenance import run_environment
 from meeting_gym.core.registry import ENVS, task_class
 from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, SPLITS, split_names
 
@@ -209,6 +210,7 @@ def _eval(args: argparse.Namespace) -> int:
             **({"model": args.model, "tool_protocol": protocol} if is_llm else {}),
             "rollouts": args.rollouts,
             **summary,
+            "environment": run_environment(),
         }
         if args.verbose:
             payload["episodes"] = [r.as_dict() for r in results]
@@ -426,6 +428,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _rows_table(args: argparse.Namespace) -> int:
+    from meeting_gym.agents.run_rows import run_table
+
+    try:
+        print(run_table(args.folder))
+    except OSError as exc:  # an unreadable file is the user's to fix: one line
+        raise ValueError(f"{exc.filename}: {exc.strerror}") from None
+    return 0
+
+
 def _chosen_env(argv: Sequence[str]) -> str:
     """The ``--env`` value in ``argv`` (before the full parser exists, to add its flags)."""
     pre = argparse.ArgumentParser(add_help=False)
@@ -577,6 +589,16 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         "MeetingSlot-v0's gold-worked writes a worked solution before its answer)",
     )
     export.set_defaults(run=_export)
+
+    rows = sub.add_parser("rows", help="recompute a published table from its run's rows")
+    rows_sub = rows.add_subparsers(dest="rows_command", required=True)
+    rows_table = rows_sub.add_parser(
+        "table",
+        help="a single-turn SFT/GRPO run's table (base, sft, grpo and the paired lines) from "
+        "its eval_<model>.jsonl[.gz] rows and results.json",
+    )
+    rows_table.add_argument("folder", type=Path, help="e.g. docs/results/rows/grpo_calendar")
+    rows_table.set_defaults(run=_rows_table)
     return parser
 
 

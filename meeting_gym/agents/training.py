@@ -107,7 +107,11 @@ def write_run(
     out: Path, table: str, curve: Sequence[Mapping[str, Any]], results: Mapping[str, Any]
 ) -> None:
     """Write a run's ``table.md`` (the Markdown table), ``curve.csv`` (one row per
-    evaluation) and ``results.json`` under ``out``."""
+    evaluation) and ``results.json`` under ``out``; ``results.json`` carries the run's
+    environment (:func:`~meeting_gym.agents.provenance.run_environment`)."""
+    from meeting_gym.agents.provenance import run_environment
+
+    results = {**results, "environment": run_environment()}
     (out / "table.md").write_text(table + "\n")
     with open(out / "curve.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(curve[0]))
