@@ -1019,7 +1019,7 @@ def create_server_app(
 
     HTTP bodies are bounded (:class:`_HttpGuard`); ``/ws`` is :class:`_Sessions`; both
     count large messages against one budget (:data:`MAX_INFLIGHT_BYTES`);
-    plain-HTTP sessions (``POST /mcp`` ``openenv/session/create``) are refused and the
+    plain-HTTP session verbs (``POST /mcp`` ``openenv/session/*``) are refused and the
     ``/mcp`` WebSocket is not served (see docs/guides/serving.md).
     """
     from fastapi import FastAPI, Request
@@ -1055,6 +1055,7 @@ def create_server_app(
         ),
     )
     server.register_routes(app)
+    app.state.env_server = server  # its session pool, for operators (and the tests) to inspect
     budget = _BUDGET  # WebSocket messages and HTTP bodies share it, and the protocol
     sessions = _Sessions(server, built, budget)
     mcp_post = None
@@ -1072,19 +1073,21 @@ def create_server_app(
 
     async def mcp(request: Request) -> Any:
         # OpenEnv's HTTP session holds a WebSocket slot that only the idle reaper frees
-        # (never, without an idle timeout) and has no connection to close: refused here
+        # (never, without an idle timeout) and has no connection to close: refused here.
+        # Every other session verb is refused with it: no plain-HTTP client opened a session
+        # here, so none may close (or touch) one, whatever id it knows.
         try:
             method = json.loads(await request.body()).get("method")
         except (ValueError, AttributeError, RecursionError):
             method = None
-        if method == "openenv/session/create":
+        if isinstance(method, str) and method.startswith("openenv/session/"):
             return JSONResponse(
                 {
                     "jsonrpc": "2.0",
                     "id": None,
                     "error": {
                         "code": -32601,
-                        "message": "openenv/session/create is not served here: "
+                        "message": f"{_short(method)} is not served here: "
                         "sessions are WebSocket connections (/ws)",
                     },
                 }

@@ -165,7 +165,9 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """What two :func:`run_environment` records do not share that can change a run's
     numbers: package versions, Python, torch's threads and kernel level, the CPU's model and
     vector extensions. Each entry reads ``"what: A != B"``; an empty list means a run should
-    reproduce to the digit. The commit is not compared: code changes show in the results.
+    reproduce to the digit. A package installed on one side only is left out (an LLM run
+    without stable-baselines3 is no less comparable), and so is the commit: code changes show
+    in the results.
     """
     out: list[str] = []
 
@@ -175,8 +177,9 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
 
     compare("python", a.get("python"), b.get("python"))
     pa, pb = a.get("packages", {}), b.get("packages", {})
-    for name in sorted(set(pa) | set(pb)):
-        compare(name, pa.get(name), pb.get(name))
+    for name in sorted(set(pa) & set(pb)):
+        if pa[name] is not None and pb[name] is not None:  # one run's missing extra is no cause
+            compare(name, pa[name], pb[name])
     ta, tb = a.get("torch", {}), b.get("torch", {})
     for key in ("threads", "cpu_capability"):
         compare(f"torch {key}", ta.get(key), tb.get(key))

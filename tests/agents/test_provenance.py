@@ -106,6 +106,8 @@ def test_differences_name_what_can_change_the_numbers_and_ignore_the_commit():
     assert any(d.startswith("cpu vector_extensions:") for d in found)
     assert any(d.startswith("torch threads:") for d in found)
     assert len(found) == 3
+    b["packages"]["stable-baselines3"] = None  # installed on one side only: no cause
+    assert len(differences(a, b)) == 3
 
 
 def test_record_phase_keeps_one_record_per_sitting(tmp_path):

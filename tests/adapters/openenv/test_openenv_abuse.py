@@ -212,6 +212,37 @@ def test_item5_plain_http_sessions_are_refused_and_take_no_slot():
     assert reply["type"] == "observation"  # the one slot was still free
 
 
+def test_item5_no_session_verb_over_plain_http_reaches_a_websocket_session():
+    """Issue 50, item 4: ``openenv/session/close`` (and any other session verb) over ``POST
+    /mcp`` is refused, even with the id of a live WebSocket session, which plays on."""
+    app = openenv.create_server_app("CalendarMath-v0", max_sessions=2, idle_timeout_s=None)
+    pool = app.state.env_server
+
+    async def scenario(addr: str) -> tuple[list, dict]:
+        async with connect(f"ws://{addr}/ws") as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 1}})
+            ids = list(pool._sessions)  # OpenEnv's pool: the ids a hostile client would need
+            assert len(ids) == 1
+            replies = []
+            for method in ("openenv/session/close", "openenv/session/reset", "openenv/session/x"):
+                body = {"jsonrpc": "2.0", "id": 1, "method": method}
+                body["params"] = {"session_id": ids[0]}
+                replies.append(
+                    await asyncio.to_thread(httpx.post, f"http://{addr}/mcp", json=body, timeout=10)
+                )
+            step = await ask(ws, {"type": "step", "data": {"answer": "2024-01-01"}})
+        return replies, step
+
+    options = openenv.uvicorn_options(2)
+    with served(app, TIMEOUT, **options) as port:
+        replies, step = run(scenario(f"127.0.0.1:{port}"))
+    assert len(replies) == 3
+    for r in replies:
+        error = r.json()["error"]
+        assert error["code"] == -32601 and "/ws" in error["message"], r.text
+    assert step["type"] == "observation"  # the session was not closed
+
+
 # ----------------------------------------------------------------------------- item 6
 
 MALFORMED = [
