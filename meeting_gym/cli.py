@@ -141,6 +141,16 @@ def _eval(args: argparse.Namespace) -> int:
         raise UserError(f"the {policy} policy plays text mode; drop --mode discrete")
     if is_ppo and mode != "discrete":
         raise UserError("a ppo:PATH policy acts in discrete mode; drop --mode text")
+    if args.samples is not None:
+        if args.rollouts != 1:
+            raise UserError("--samples K plays K episodes per item: give it or --rollouts")
+        args.rollouts = args.samples
+        if is_llm and args.samples > 1 and not args.temperature:
+            print(
+                "meeting-gym: note: greedy decoding gives every sample the same reply: "
+                "give --temperature (e.g. 0.7) for pass@k and pass^k to differ",
+                file=sys.stderr,
+            )
     items = _items(args, task)
     env_kwargs: dict[str, Any] = dict(settings)
     with contextlib.ExitStack() as stack:
@@ -201,6 +211,17 @@ def _eval(args: argparse.Namespace) -> int:
 
         summary.update(totals(results))
         extra_lines = table_lines(summary)
+    if args.samples is not None:
+        from meeting_gym.agents.passk import pass_lines, pass_summary, solved_counts
+
+        def best(item: Any) -> float:
+            known = task.max_reward_for(item)
+            return task.max_reward if known is None else known
+
+        summary["pass"] = pass_summary(
+            solved_counts(results, items, args.samples, best), args.samples
+        )
+        extra_lines = [*extra_lines, *pass_lines(summary["pass"])]
     if args.json:
         payload = {
             "env": args.env,
@@ -438,6 +459,14 @@ def _rows_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rows_environment(args: argparse.Namespace) -> int:
+    from meeting_gym.agents.provenance import compare_to_record
+
+    same, lines = compare_to_record(args.folder / "results.json")
+    print("\n".join(lines))
+    return 0 if same else 1
+
+
 def _chosen_env(argv: Sequence[str]) -> str:
     """The ``--env`` value in ``argv`` (before the full parser exists, to add its flags)."""
     pre = argparse.ArgumentParser(add_help=False)
@@ -518,6 +547,14 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     split_options(ev)
     ev.add_argument("--rollouts", type=_positive, default=1, help="episodes per item")
     ev.add_argument(
+        "--samples",
+        type=_positive,
+        default=None,
+        metavar="K",
+        help="K sampled episodes per item (as --rollouts K), reported as pass@k and pass^k for "
+        "k = 1..K beside the mean; an LLM policy samples at --temperature",
+    )
+    ev.add_argument(
         "--max-turns", type=_positive, default=None, help="turns before truncation (env default)"
     )
     ev.add_argument(
@@ -590,15 +627,25 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
     )
     export.set_defaults(run=_export)
 
-    rows = sub.add_parser("rows", help="recompute a published table from its run's rows")
+    rows = sub.add_parser("rows", help="a run's table from its rows, and its recorded environment")
     rows_sub = rows.add_subparsers(dest="rows_command", required=True)
-    rows_table = rows_sub.add_parser(
-        "table",
-        help="a single-turn SFT/GRPO run's table (base, sft, grpo and the paired lines) from "
-        "its eval_<model>.jsonl[.gz] rows and results.json",
-    )
-    rows_table.add_argument("folder", type=Path, help="e.g. docs/results/rows/grpo_calendar")
-    rows_table.set_defaults(run=_rows_table)
+    for name, text, run in (
+        (
+            "table",
+            "a single-turn SFT/GRPO run's table (base, sft, grpo and the paired lines) from its "
+            "eval_<model>.jsonl[.gz] rows and results.json",
+            _rows_table,
+        ),
+        (
+            "environment",
+            "whether this machine is the environment a run's results.json records: the same "
+            "(its table should reproduce to the digit) or what differs",
+            _rows_environment,
+        ),
+    ):
+        command = rows_sub.add_parser(name, help=text)
+        command.add_argument("folder", type=Path, help="a run's folder, e.g. runs/grpo_calendar")
+        command.set_defaults(run=run)
     return parser
 
 

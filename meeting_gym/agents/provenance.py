@@ -16,6 +16,7 @@ Nothing here imports torch: a run that loaded it gets its thread count, one that
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import platform
@@ -30,6 +31,7 @@ __all__ = [
     "NUMERIC_PACKAGES",
     "TRAINING_ROOTS",
     "closure",
+    "compare_to_record",
     "constraints_text",
     "cpu",
     "differences",
@@ -199,6 +201,32 @@ def record_phase(path: Path, phase: str) -> list[dict[str, Any]]:
     records.append({"phase": phase, "environment": run_environment()})
     path.write_text(json.dumps(records, indent=1), encoding="utf-8")
     return records
+
+
+def compare_to_record(results: Path) -> tuple[bool, list[str]]:
+    """Whether this machine is the environment ``results`` (a run's ``results.json``)
+    records, and the lines that say so: the differences, or that there are none. torch's
+    thread count is the run's choice, not the machine's: it is named, not compared.
+    ``ValueError`` names a file that is missing or records no environment."""
+    try:
+        record = json.loads(results.read_text(encoding="utf-8"))["environment"]
+    except FileNotFoundError:
+        raise ValueError(f"{results}: no such file") from None
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ValueError(f"{results}: records no environment") from None
+    if package_versions(["torch"])["torch"] is not None:
+        importlib.import_module("torch")  # loaded, so its kernel level is compared too
+    here = run_environment()
+    threads = record.get("torch", {}).get("threads")
+    record = {**record, "torch": {**record.get("torch", {}), "threads": None}}
+    here["torch"]["threads"] = None
+    found = differences(record, here)
+    lines = [f"the run used {threads} torch thread(s): give --threads {threads}"] if threads else []
+    if found:
+        return False, [*lines, "this machine differs from the recorded environment in:"] + [
+            f"  {d} (recorded != here)" for d in found
+        ]
+    return True, [*lines, "same environment: the run's table should reproduce to the digit"]
 
 
 TRAINING_ROOTS = ("meeting-gym[trl,local]",)

@@ -170,3 +170,33 @@ def test_this_environment_is_the_pinned_one():
     assert closure() == pins, "remake constraints/train.txt (see its header) or reinstall with it"
     for name in ("torch", "transformers", "trl", "accelerate", "datasets", "numpy", "gguf"):
         assert name in pins
+
+
+def test_rows_environment_says_whether_this_machine_is_the_recorded_one(tmp_path, capsys):
+    from meeting_gym.cli import main
+
+    pytest.importorskip("torch")  # loaded, as in a training run, so its kernel level is recorded
+    record = run_environment()
+    record["torch"]["threads"] = 1  # the run's choice: named, not compared
+    (tmp_path / "results.json").write_text(json.dumps({"environment": record}))
+    assert main(["rows", "environment", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "--threads 1" in out and "same environment" in out
+
+    record["packages"]["transformers"] = "0.0.1"
+    record["cpu"]["model"] = "another CPU"
+    (tmp_path / "results.json").write_text(json.dumps({"environment": record}))
+    assert main(["rows", "environment", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "transformers: 0.0.1 != " in out and "cpu model: another CPU != " in out
+
+
+@pytest.mark.parametrize("content, fragment", [(None, "no such file"), ("{}", "no environment")])
+def test_rows_environment_names_a_bad_folder_in_one_line(tmp_path, capsys, content, fragment):
+    from meeting_gym.cli import main
+
+    if content is not None:
+        (tmp_path / "results.json").write_text(content)
+    assert main(["rows", "environment", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0], err

@@ -1,0 +1,79 @@
+"""Every published training figure names the environment it was measured in (issue 51).
+
+A training table reproduces to the digit only on the libraries and CPU it ran on. Each section
+of a results page that prints a training command carries an ``*Environment:*`` line: the
+record of the run (a rows folder's ``results.json``) or, for a run made before runs recorded
+theirs, that it was not recorded and so reproduces only within its interval. And the one page
+that explains what reproduces where says it, with the pinned set it names.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from paths import ROOT
+
+from meeting_gym.agents.provenance import read_constraints
+
+PAGES = [*sorted((ROOT / "docs" / "results").glob("*.md")), ROOT / "docs/guides/curriculum.md"]
+TRAINING = re.compile(r"examples/(train_\w+|curriculum_ppo)\.py")
+HEADING = re.compile(r"^(#{1,6} .*)$", re.M)
+BLOCK = re.compile(r"^```[\w-]*\n(.*?)^```$", re.S | re.M)
+RECORD = re.compile(r"docs/results/rows/[\w-]+/results\.json|rows/[\w-]+/results\.json")
+
+
+def training_sections() -> list[tuple[str, str, str]]:
+    """(page, heading, text) of each section whose code blocks run a training script."""
+    found = []
+    for page in PAGES:
+        parts = HEADING.split(page.read_text(encoding="utf-8"))
+        heading = "(top)"
+        for part in parts:
+            if HEADING.fullmatch(part):
+                heading = part
+            elif any(TRAINING.search(b) for b in BLOCK.findall(part)):
+                found.append((page.relative_to(ROOT).as_posix(), heading, part))
+    return found
+
+
+def test_there_are_training_sections_to_check():
+    assert len(training_sections()) >= 15
+
+
+@pytest.mark.parametrize(
+    "page, heading, text", training_sections(), ids=lambda v: v[:40] if isinstance(v, str) else v
+)
+def test_each_training_section_names_its_environment(page, heading, text):
+    lines = [line for line in text.splitlines() if line.startswith("*Environment:")]
+    assert lines, f"{page} {heading}: no *Environment:* line"
+    for line in lines:
+        recorded = RECORD.search(line)
+        unrecorded = "not recorded" in line and "what-reproduces-where" in line
+        assert recorded or unrecorded, f"{page} {heading}: {line}"
+        if recorded:
+            path = recorded.group(0)
+            path = path if path.startswith("docs/") else "docs/results/" + path
+            assert (ROOT / path).is_file(), f"{page}: {path} does not exist"
+
+
+def test_the_page_says_what_reproduces_where_and_names_the_pins():
+    page = (ROOT / "docs" / "results" / "grpo.md").read_text(encoding="utf-8")
+    section = page.split("## What reproduces where", 1)[1].split("\n## ", 1)[0]
+    pins = read_constraints((ROOT / "constraints" / "train.txt").read_text())
+    for name in ("torch", "transformers", "trl", "accelerate", "datasets"):
+        assert f"{name} {pins[name]}" in section, name
+    assert "to the digit" in section and "paired interval" in section
+    # no claim of digit-for-digit reproduction outside that section's terms
+    assert "to the last digit" not in page.replace(section, "")
+
+
+def test_the_rows_folders_record_their_environment():
+    import json
+
+    folders = sorted(Path(ROOT, "docs", "results", "rows").glob("*/results.json"))
+    assert folders
+    for path in folders:
+        record = json.loads(path.read_text())["environment"]
+        assert record["packages"]["torch"] and record["cpu"]["vector_extensions"], path
