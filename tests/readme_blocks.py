@@ -36,6 +36,7 @@ NEEDS = {
     "meeting-gym serve": "openenv.core",
     "adapters.openenv": "openenv.core",
     "adapters.trl": "datasets",
+    "adapters import skyrl": "skyrl_gym",
     "sb3_contrib": "sb3_contrib",
     'render_mode="rgb_array"': "PIL",
     "render_frame.py": "PIL",

@@ -218,6 +218,9 @@ API_MODULES = (
     "meeting_gym.agents.episodes",
     "meeting_gym.agents.sft",
     "meeting_gym.agents.heldout",
+    "meeting_gym.agents.passk",
+    "meeting_gym.agents.run_rows",
+    "meeting_gym.agents.provenance",
     "meeting_gym.core.splits",
     "meeting_gym.core.curriculum",
     "meeting_gym.core.curriculum_wrapper",
@@ -227,6 +230,7 @@ API_MODULES = (
     "meeting_gym.adapters.verifiers",
     "meeting_gym.adapters.verifiers.taskset",
     "meeting_gym.adapters.verifiers.legacy",
+    "meeting_gym.adapters.skyrl",
 )
 """Modules whose public functions (and, where ``__all__`` names them, classes) are listed."""
 
