@@ -347,6 +347,8 @@ def _export(args: argparse.Namespace) -> int:
     task = make_task(args.env, **_settings(args))
     if args.episodes:
         return _export_episodes(args, task)
+    if args.format != "text":
+        raise UserError(f"--format {args.format} writes tool calls: it is for --episodes")
     items = _items(args, task)
     with _open_out(args.out) as handle:
         for row in split_rows(args.split, items, task, args.seed, args.difficulty):
@@ -373,6 +375,7 @@ def _export_episodes(args: argparse.Namespace, task: Any) -> int:
                 split_seed=args.seed,
                 difficulty=args.difficulty,
                 policy=args.expert,
+                tool_format=args.format,
                 **_settings(args),
             )
         )
@@ -624,6 +627,15 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         default=None,
         help="with --episodes: the expert policy (default: the env's reference; "
         "MeetingSlot-v0's gold-worked writes a worked solution before its answer)",
+    )
+    export.add_argument(
+        "--format",
+        choices=("text", "openai"),
+        default="text",
+        help="with --episodes: how tool calls are written: text (calls as JSON in the "
+        "assistant's text, results as user turns: the protocol of a template without tools, "
+        "SmolLM2's) or openai (tool_calls, tool messages and the tools' schemas, which "
+        "tools-aware chat templates and TRL's SFTTrainer take)",
     )
     export.set_defaults(run=_export)
 
