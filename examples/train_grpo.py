@@ -488,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    # recorded as the run starts: the checkout may move on while a long run goes
+    environment = run_environment()
     timings: dict[str, float] = {}
 
     def mark(phase: str, since: float) -> float:
@@ -498,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tools:
         run = run_tools(args, out)
         run["total_s"] = round(time.perf_counter() - started, 1)
-        run["environment"] = run_environment()
+        run["environment"] = environment
         (out / "tools_run.json").write_text(json.dumps(run, indent=2))
         for step in run["steps"]:
             print(json.dumps(step))
@@ -568,7 +570,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch_threads": torch.get_num_threads(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         # what decides whether this table reproduces to the digit (versions, CPU, threads)
-        "environment": run_environment(),
+        "environment": environment,
     }
     zero = [
         e["frac_reward_zero_std"] for e in trainer.state.log_history if "frac_reward_zero_std" in e

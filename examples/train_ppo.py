@@ -42,6 +42,7 @@ import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import summarize
 from meeting_gym.agents.ppo import MaskablePPOAgent
 from meeting_gym.agents.ppo_runs import RECIPES, Recipe, save_curve
+from meeting_gym.agents.provenance import run_environment
 from meeting_gym.agents.training import (
     evaluate_held_out,
     levels_figure,
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 
     curve: list[dict[str, float]] = []
     started = time.perf_counter()
+    environment = run_environment()  # as the run starts: the checkout may move on meanwhile
     final_rows: list[Any] = []
 
     def evaluate_now() -> dict[str, Any]:
@@ -197,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         f"training + periodic evaluation: {train_seconds / 60:.1f} min; model: {out / 'model.zip'}"
     )
     results = {
+        "environment": environment,
         "args": vars(args),
         "train_seconds": train_seconds,
         "timesteps": model.num_timesteps,

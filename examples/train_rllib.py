@@ -30,6 +30,7 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.evaluate import summarize
 from meeting_gym.agents.ppo_runs import meeting_table, reward_curve
+from meeting_gym.agents.provenance import run_environment
 from meeting_gym.agents.training import evaluate_held_out, reference_summaries, write_run
 from meeting_gym.core.splits import load_split
 
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    environment = run_environment()  # as the run starts: the checkout may move on meanwhile
     if args.address:
         ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
     else:
@@ -201,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         f"median {sorted(loads)[len(loads) // 2]:.1f}; checkpoint: {out / 'checkpoint'}"
     )
     results = {
+        "environment": environment,
         "args": vars(args),
         "wall_seconds": wall,
         "setup_seconds": ready,

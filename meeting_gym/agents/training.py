@@ -108,10 +108,12 @@ def write_run(
 ) -> None:
     """Write a run's ``table.md`` (the Markdown table), ``curve.csv`` (one row per
     evaluation) and ``results.json`` under ``out``; ``results.json`` carries the run's
-    environment (:func:`~meeting_gym.agents.provenance.run_environment`)."""
+    environment (:func:`~meeting_gym.agents.provenance.run_environment`): the one the
+    script recorded as it started (``results["environment"]``), else this one."""
     from meeting_gym.agents.provenance import run_environment
 
-    results = {**results, "environment": run_environment()}
+    if "environment" not in results:
+        results = {**results, "environment": run_environment()}
     (out / "table.md").write_text(table + "\n")
     with open(out / "curve.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(curve[0]))
