@@ -10,8 +10,8 @@ from importlib import metadata
 
 import pytest
 from paths import ROOT
+from records import assert_environment_record
 
-from meeting_gym import __version__
 from meeting_gym.agents.provenance import (
     NUMERIC_PACKAGES,
     closure,
@@ -40,17 +40,7 @@ Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp sve 
 """
 
 
-def assert_record(record: dict) -> None:
-    """The fields the issue names, each of the right kind."""
-    assert record["python"].count(".") == 2
-    assert record["meeting_gym"]["version"] == __version__
-    assert set(record["meeting_gym"]) == {"version", "commit", "dirty"}
-    for name in ("torch", "transformers", "trl", "accelerate", "datasets", "numpy"):
-        assert name in record["packages"]
-    assert record["packages"]["numpy"] == metadata.version("numpy")
-    assert set(record["torch"]) == {"threads", "cpu_capability"}
-    assert set(record["cpu"]) == {"model", "machine", "vector_extensions", "logical_cores"}
-    assert record["cpu"]["logical_cores"] >= 1
+assert_record = assert_environment_record
 
 
 def test_the_cpu_line_keeps_the_model_and_only_the_vector_extensions():

@@ -16,6 +16,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from paths import ROOT
+from records import assert_environment_record
 
 import meeting_gym  # noqa: F401
 from meeting_gym.agentkit.local import resolve_model
@@ -96,6 +97,7 @@ def test_the_pipeline_runs_end_to_end_and_writes_what_the_docs_show(pipeline):
     assert set(results["eval"]) == {"base", "sft", "grpo"}
     assert results["paired"]["grpo_minus_sft"]["n"] == 4
     assert set(results["timings_s"]) == {"base eval", "sft", "sft eval", "grpo", "grpo eval"}
+    assert_environment_record(results["environment"], torch_loaded=True)
     table = (out / "table.md").read_text()
     assert [line.split(" | ")[0] for line in table.splitlines()[2:5]] == [
         "| base",

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from paths import ROOT
+from records import assert_environment_record
 
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("matplotlib")
@@ -50,6 +51,7 @@ def test_one_script_trains_each_env_with_its_recipe(env_id, steps, references, m
     assert metric in curve[0]
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["args"]["env"] == env_id and results["timesteps"] == int(total)
+    assert_environment_record(results["environment"], torch_loaded=True)
 
 
 def test_each_env_shows_its_own_defaults_and_networks():

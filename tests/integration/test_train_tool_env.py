@@ -17,6 +17,7 @@ import sys
 
 import pytest
 from paths import ROOT
+from records import assert_environment_record
 
 from meeting_gym.agentkit.local import resolve_model
 from meeting_gym.agents.replay import replay_row
@@ -61,6 +62,9 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert (out / "sft_model" / "config.json").is_file()
     results = json.loads((out / "results.json").read_text())
     assert set(results["summary"]) == {"gold", "naive", "random", "sft"}
+    # the eval sitting's environment, and one record per phase sitting (SFT resumed: two)
+    assert_environment_record(results["environment"])
+    assert [r["phase"] for r in results["phase_environments"]][-2:] == ["sft", "eval"]
     assert results["summary"]["gold"]["mean_tool_calls"] > 0
     table = (out / "table.md").read_text()
     assert "paired sft - naive" in table
