@@ -13,8 +13,9 @@ here imports gymnasium or torch.
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from statistics import fmean
 from types import SimpleNamespace
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "episode_stats",
     "in_item_order",
     "item_index",
+    "json_lines",
     "malformed_turns",
     "model_summary",
     "paired",
@@ -126,12 +128,12 @@ def row_problem(row: Any) -> str | None:
     return None
 
 
-def read_rows(path: Any) -> list[dict[str, Any]]:
-    """The episode rows of a JSONL file, each checked by :func:`row_problem` (blank lines
-    skipped); ``ValueError`` naming the file, the line and what is wrong."""
-    rows = []
+def json_lines(path: Any) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of a JSONL file, gzipped where its name
+    ends in ``.gz``; ``ValueError`` naming the file and line that is not UTF-8 or not JSON."""
+    opener = gzip.open if str(path).endswith(".gz") else open
     # read bytes and decode each line, so a file that is not text is named with its line
-    with open(path, "rb") as handle:
+    with opener(path, "rb") as handle:
         for number, raw in enumerate(handle, 1):
             try:
                 line = raw.decode("utf-8")
@@ -140,13 +142,20 @@ def read_rows(path: Any) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                yield number, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            problem = row_problem(row)
-            if problem:
-                raise ValueError(f"{path}:{number}: {problem}")
-            rows.append(row)
+
+
+def read_rows(path: Any) -> list[dict[str, Any]]:
+    """The episode rows of a JSONL file, each checked by :func:`row_problem` (blank lines
+    skipped); ``ValueError`` naming the file, the line and what is wrong."""
+    rows = []
+    for number, row in json_lines(path):
+        problem = row_problem(row)
+        if problem:
+            raise ValueError(f"{path}:{number}: {problem}")
+        rows.append(row)
     return rows
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from meeting_gym.agents.finetune import mean_interval, paired_interval
-from meeting_gym.agents.heldout import paired_line
+from meeting_gym.agents.heldout import json_lines, paired_line
 
 __all__ = [
     "MODELS",
@@ -53,17 +53,8 @@ def write_model_rows(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 def read_model_rows(path: Path) -> list[dict[str, Any]]:
     """The rows of ``eval_<model>.jsonl`` or ``.jsonl.gz``; ``ValueError`` naming the file and
     line of a row that is not a JSON object with a numeric ``reward`` and a ``terms`` object."""
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        data = gzip.decompress(data)
     rows = []
-    for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+    for number, row in json_lines(path):
         reward = row.get("reward") if isinstance(row, dict) else None
         if not isinstance(reward, (int, float)) or isinstance(reward, bool):
             raise ValueError(f"{path}:{number}: no numeric reward")
