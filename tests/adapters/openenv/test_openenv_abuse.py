@@ -32,6 +32,9 @@ from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 
 from meeting_gym.adapters import openenv  # noqa: E402
+from meeting_gym.adapters.openenv import budget as server_budget  # noqa: E402
+from meeting_gym.adapters.openenv import limits  # noqa: E402
+from meeting_gym.adapters.openenv import logs as server_logs  # noqa: E402
 from meeting_gym.core.splits import MAX_EVAL_ITEMS  # noqa: E402
 from meeting_gym.core.text_env import MAX_ACTION_CHARS, MAX_OPTION_CHARS  # noqa: E402
 from meeting_gym.envs.timetable_planner.domain.scenario import MAX_ENTITIES  # noqa: E402
@@ -44,7 +47,7 @@ TIMEOUT = 30.0
 def running(env_id: str, **kwargs):
     """``env_id`` served on 127.0.0.1 (in a thread, with the CLI's bounds) for the block."""
     app = openenv.create_server_app(env_id, **kwargs)
-    options = openenv.uvicorn_options(kwargs.get("max_sessions", openenv.DEFAULT_MAX_SESSIONS))
+    options = openenv.uvicorn_options(kwargs.get("max_sessions", limits.DEFAULT_MAX_SESSIONS))
     with served(app, TIMEOUT, **options) as port:
         yield f"127.0.0.1:{port}"
 
@@ -290,7 +293,7 @@ def test_item6_a_frame_over_the_bound_closes_only_its_own_connection():
                 # the server closes as soon as it reads the frame's length: without
                 # compression (issue 26) the client may learn it while still sending
                 with pytest.raises(ConnectionClosed) as closed:
-                    await big.send("x" * (openenv.MAX_FRAME_BYTES + 1))
+                    await big.send("x" * (limits.MAX_FRAME_BYTES + 1))
                     await asyncio.wait_for(big.recv(), TIMEOUT)
             state = await ask(other, {"type": "state"})
             return closed.value.rcvd.code, state
@@ -328,7 +331,7 @@ def test_item7_each_dropped_client_logs_one_line_and_no_traceback():
 
 def test_item7_http_bodies_are_bounded():
     with running("CalendarMath-v0") as addr:
-        big = b'{"action": {"text": "' + b"x" * (openenv.MAX_HTTP_BODY_BYTES + 1) + b'"}}'
+        big = b'{"action": {"text": "' + b"x" * (limits.MAX_HTTP_BODY_BYTES + 1) + b'"}}'
         refused = httpx.post(
             f"http://{addr}/step",
             content=big,
@@ -421,17 +424,17 @@ def test_item8_the_serving_guide_documents_exposure_and_every_bound():
         "MAX_ACTION_CHARS": MAX_ACTION_CHARS,
         "MAX_OPTION_CHARS": MAX_OPTION_CHARS,
         "MAX_ENTITIES": MAX_ENTITIES,
-        "MAX_FRAME_BYTES": openenv.MAX_FRAME_BYTES,
-        "MAX_HTTP_BODY_BYTES": openenv.MAX_HTTP_BODY_BYTES,
-        "MAX_MESSAGE_DEPTH": openenv.MAX_MESSAGE_DEPTH,
+        "MAX_FRAME_BYTES": limits.MAX_FRAME_BYTES,
+        "MAX_HTTP_BODY_BYTES": limits.MAX_HTTP_BODY_BYTES,
+        "MAX_MESSAGE_DEPTH": limits.MAX_MESSAGE_DEPTH,
         # issue 26
-        "MAX_INFLIGHT_BYTES": openenv.MAX_INFLIGHT_BYTES,
-        "SMALL_MESSAGE_BYTES": openenv.SMALL_MESSAGE_BYTES,
-        "WAITING_CONNECTIONS": openenv.WAITING_CONNECTIONS,
-        "EXTRA_CONNECTIONS": openenv.EXTRA_CONNECTIONS,
-        "LOG_LINES_PER_WINDOW": openenv.LOG_LINES_PER_WINDOW,
-        "LARGE_BYTES_PER_S": openenv.LARGE_BYTES_PER_S,
-        "LARGE_BURST_BYTES": openenv.LARGE_BURST_BYTES,
+        "MAX_INFLIGHT_BYTES": limits.MAX_INFLIGHT_BYTES,
+        "SMALL_MESSAGE_BYTES": limits.SMALL_MESSAGE_BYTES,
+        "WAITING_CONNECTIONS": limits.WAITING_CONNECTIONS,
+        "EXTRA_CONNECTIONS": limits.EXTRA_CONNECTIONS,
+        "LOG_LINES_PER_WINDOW": limits.LOG_LINES_PER_WINDOW,
+        "LARGE_BYTES_PER_S": limits.LARGE_BYTES_PER_S,
+        "LARGE_BURST_BYTES": limits.LARGE_BURST_BYTES,
     }
     from meeting_gym.core import splits, text_env
 
@@ -462,7 +465,7 @@ def _partial_heads(addr: str, count: int) -> list[socket.socket]:
 def test_issue26_slow_request_heads_are_closed_and_health_answers_meanwhile(monkeypatch):
     """300 slowloris connections: /health and an HTTP reset answer while they are open
     (they were 503 for 32 s and more), and the server closes every one of them."""
-    monkeypatch.setattr(openenv, "HEAD_TIMEOUT_S", 2.0)  # read when a connection opens
+    monkeypatch.setattr(limits, "HEAD_TIMEOUT_S", 2.0)  # read when a connection opens
     with running("CalendarMath-v0") as addr:
         held = _partial_heads(addr, 300)
         try:
@@ -485,11 +488,11 @@ def test_issue26_slow_request_heads_are_closed_and_health_answers_meanwhile(monk
 def test_issue26_past_the_connection_bound_the_oldest_slow_connection_makes_room(monkeypatch):
     """More slow connections than the bound: a new request is still read (the oldest
     waiting one is closed for it), not refused."""
-    monkeypatch.setattr(openenv, "WAITING_CONNECTIONS", 8)  # read by uvicorn_options
-    monkeypatch.setattr(openenv, "HEAD_GRACE_S", 0.0)
-    monkeypatch.setattr(openenv, "HEAD_TIMEOUT_S", 4 * TIMEOUT)  # only making room closes
+    monkeypatch.setattr(limits, "WAITING_CONNECTIONS", 8)  # read by uvicorn_options
+    monkeypatch.setattr(limits, "HEAD_GRACE_S", 0.0)
+    monkeypatch.setattr(limits, "HEAD_TIMEOUT_S", 4 * TIMEOUT)  # only making room closes
     with running("CalendarMath-v0", max_sessions=2) as addr:
-        held = _partial_heads(addr, 2 + openenv.EXTRA_CONNECTIONS + 8 + 20)
+        held = _partial_heads(addr, 2 + limits.EXTRA_CONNECTIONS + 8 + 20)
         try:
             health = httpx.get(f"http://{addr}/health", timeout=TIMEOUT)
             first = held[0]
@@ -505,7 +508,7 @@ def test_issue26_past_the_connection_bound_the_oldest_slow_connection_makes_room
 
 
 def test_issue26_a_slow_body_gets_408_and_its_connection_closed(monkeypatch):
-    monkeypatch.setattr(openenv, "BODY_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(limits, "BODY_TIMEOUT_S", 1.0)
     with running("CalendarMath-v0") as addr:
         host, port = addr.split(":")
         with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
@@ -534,7 +537,7 @@ def test_issue26_client_lines_are_bounded_per_window():
     logger.propagate = False
     logger.addHandler(Collect())
     now = [0.0]
-    limiter = openenv._ClientLog(logger, limit=20, window=10.0, clock=lambda: now[0])
+    limiter = server_logs.ClientLog(logger, limit=20, window=10.0, clock=lambda: now[0])
     for i in range(1000):
         limiter.warning("client %d misbehaved", i)
     assert len(written) == 20 and written[-1] == "client 19 misbehaved"
@@ -580,8 +583,8 @@ def test_issue26_a_thousand_bad_clients_write_a_bounded_number_of_lines():
     clients = [line for line in lines if "127.0.0.1:" in line]
     assert any("not UTF-8 (code 1007)" in line for line in clients)
     # the run lasts under a window or two: at most two windows' lines and their counts
-    assert len(clients) <= 2 * (openenv.LOG_LINES_PER_WINDOW + 1), len(clients)
-    assert len(lines) <= 2 * (openenv.LOG_LINES_PER_WINDOW + 1) + 3, lines[-5:]
+    assert len(clients) <= 2 * (limits.LOG_LINES_PER_WINDOW + 1), len(clients)
+    assert len(lines) <= 2 * (limits.LOG_LINES_PER_WINDOW + 1) + 3, lines[-5:]
 
 
 def test_issue26_sigint_during_a_long_walk_stops_at_once_exit_0_one_line():
@@ -615,8 +618,8 @@ def test_issue26_sigint_during_a_long_walk_stops_at_once_exit_0_one_line():
 
 
 def test_issue26_http_bodies_past_the_budget_are_refused_with_503(monkeypatch):
-    monkeypatch.setattr(openenv._BUDGET, "limit", 1 << 18)
-    monkeypatch.setattr(openenv._BUDGET, "used", 1 << 17)  # as if another body were in flight
+    monkeypatch.setattr(server_budget.BUDGET, "limit", 1 << 18)
+    monkeypatch.setattr(server_budget.BUDGET, "used", 1 << 17)  # as if another body were in flight
     with running("CalendarMath-v0") as addr:
         body = json.dumps({"seed": 1, "pad": "y" * (1 << 18)})
         refused = httpx.post(f"http://{addr}/reset", content=body, timeout=TIMEOUT)
@@ -629,7 +632,7 @@ def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
     """24 sessions each send 3 actions of 1M four-byte characters (4 MiB) at once: the
     bytes counted in flight never pass the budget, each action is answered, a small
     session is answered meanwhile, and the count returns to 0."""
-    budget = openenv._BUDGET
+    budget = server_budget.BUDGET
     peak = [0]
     reserve = budget.reserve
 
@@ -665,14 +668,14 @@ def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
         left = budget.used
     assert state["type"] == "state"
     assert all(r["type"] == "observation" for session in replies for r in session)
-    assert budget.limit >= peak[0] >= openenv.MAX_FRAME_BYTES and left == 0
+    assert budget.limit >= peak[0] >= limits.MAX_FRAME_BYTES and left == 0
 
 
 def test_issue26_the_budget_paces_large_bytes_to_its_rate():
     """A token bucket: ``burst`` bytes at once, then ``rate`` a second, whoever reads them;
     the wait it asks for is the time the debt takes to clear."""
     now = [100.0]
-    budget = openenv._Budget(rate=1000.0, burst=500, clock=lambda: now[0])
+    budget = server_budget.Budget(rate=1000.0, burst=500, clock=lambda: now[0])
     assert budget.pace(500) == 0.0  # the burst
     assert budget.pace(250) == pytest.approx(0.25)  # 250 bytes owed at 1,000 a second
     now[0] += 0.25
@@ -684,7 +687,7 @@ def test_issue26_the_budget_paces_large_bytes_to_its_rate():
 def test_issue26_large_actions_are_read_at_the_servers_rate_small_ones_at_once(monkeypatch):
     """At 2 MiB/s, 4 actions of 2 MiB from 2 sessions take seconds to be answered, while a
     small session's messages are answered in between."""
-    budget = openenv._BUDGET
+    budget = server_budget.BUDGET
     monkeypatch.setattr(budget, "rate", float(1 << 21))
     monkeypatch.setattr(budget, "burst", 1 << 20)
     monkeypatch.setattr(budget, "credit", float(1 << 20))
@@ -729,11 +732,11 @@ def test_issue26_large_actions_are_read_at_the_servers_rate_small_ones_at_once(m
 def test_issue26_large_http_bodies_are_read_at_the_servers_rate(monkeypatch):
     """A 2 MiB body at 1 MiB/s (the first 64 KiB free) takes over a second to be read;
     unpaced, well under a second. Its deadline is not charged for the server's pause."""
-    budget = openenv._BUDGET
+    budget = server_budget.BUDGET
     monkeypatch.setattr(budget, "rate", float(1 << 20))
     monkeypatch.setattr(budget, "burst", 1 << 16)
     monkeypatch.setattr(budget, "credit", float(1 << 16))
-    monkeypatch.setattr(openenv, "BODY_TIMEOUT_S", 1.0)  # shorter than the pacing
+    monkeypatch.setattr(limits, "BODY_TIMEOUT_S", 1.0)  # shorter than the pacing
     body = json.dumps({"seed": 1, "pad": "y" * (2 << 20)})
     with running("CalendarMath-v0") as addr:
         started = time.monotonic()
@@ -753,7 +756,7 @@ def test_issue26_serve_hands_the_interpreter_over_often_while_it_runs(monkeypatc
     )
     before = sys.getswitchinterval()
     openenv.serve("CalendarMath-v0", port=0)
-    assert seen == [pytest.approx(openenv.SWITCH_INTERVAL_S)] and before > seen[0]
+    assert seen == [pytest.approx(limits.SWITCH_INTERVAL_S)] and before > seen[0]
     assert sys.getswitchinterval() == before
 
 
