@@ -16,9 +16,10 @@ from meeting_gym.adapters.openenv import limits
 from meeting_gym.adapters.openenv.budget import BUDGET, map_large_allocations
 from meeting_gym.adapters.openenv.guards import HttpGuard, budgeted_websocket, guarded_h11
 from meeting_gym.adapters.openenv.logs import ShutdownLines, Stopped, install_log_filter
-from meeting_gym.adapters.openenv.served import NoEpisodeError
+from meeting_gym.adapters.openenv.served import NoEpisodeError, tool_list
 from meeting_gym.adapters.openenv.sessions import Sessions, shorten
 from meeting_gym.adapters.openenv.typed import models
+from meeting_gym.core.registry import task_class
 
 
 def create_server_app(
@@ -32,8 +33,9 @@ def create_server_app(
 
     HTTP bodies are bounded (:class:`HttpGuard`); ``/ws`` is :class:`Sessions`; both
     count large messages against one budget (:data:`MAX_INFLIGHT_BYTES`);
-    plain-HTTP session verbs (``POST /mcp`` ``openenv/session/*``) are refused and the
-    ``/mcp`` WebSocket is not served (see docs/guides/serving.md).
+    ``POST /mcp`` answers MCP's ``tools/list`` and sends ``tools/call`` to ``/ws``, and
+    plain-HTTP session verbs (``openenv/session/*``) are refused; the ``/mcp`` WebSocket is
+    not served (``/ws`` takes MCP's messages; see docs/guides/serving.md).
     """
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
@@ -71,45 +73,48 @@ def create_server_app(
     app.state.env_server = server  # its session pool, for operators (and the tests) to inspect
     budget = BUDGET  # WebSocket messages and HTTP bodies share it, and the protocol
     sessions = Sessions(server, built, budget)
-    mcp_post = None
     kept = []
     for route in app.router.routes:
         path = getattr(route, "path", None)
-        if isinstance(route, WebSocketRoute) and path in ("/ws", "/mcp"):
-            continue  # replaced (/ws) or not served (/mcp: no MCP tools here)
-        if isinstance(route, Route) and path == "/mcp":
-            mcp_post = route.endpoint
-            continue
+        if path in ("/ws", "/mcp") and isinstance(route, WebSocketRoute | Route):
+            continue  # /ws replaced; /mcp answered below, its WebSocket not served
         kept.append(route)
     app.router.routes[:] = kept
     app.router.routes.append(WebSocketRoute("/ws", sessions.endpoint))  # Starlette's: no DI
+    tools = tool_list(task_class(env_id))
 
     async def mcp(request: Request) -> Any:
-        # OpenEnv's HTTP session holds a WebSocket slot that only the idle reaper frees
-        # (never, without an idle timeout) and has no connection to close: refused here.
-        # Every other session verb is refused with it: no plain-HTTP client opened a session
-        # here, so none may close (or touch) one, whatever id it knows.
+        # Plain HTTP has no episode: the tool list is answered (it needs none), a tool call
+        # is sent to /ws. OpenEnv's HTTP session verbs are refused: such a session holds a
+        # WebSocket slot that only the idle reaper frees (never, without an idle timeout),
+        # and no plain-HTTP client opened one here, so none may close (or touch) one,
+        # whatever id it knows. Nothing here builds an env: OpenEnv's own route made one
+        # per request.
         try:
-            method = json.loads(await request.body()).get("method")
-        except (ValueError, AttributeError, RecursionError):
-            method = None
-        if isinstance(method, str) and method.startswith("openenv/session/"):
-            return JSONResponse(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {
-                        "code": -32601,
-                        "message": f"{shorten(method)} is not served here: "
-                        "sessions are WebSocket connections (/ws)",
-                    },
-                }
+            body = json.loads(await request.body())
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
+            return _rpc(None, error=(-32700, "the body is not a JSON-RPC object"))
+        rid, method = body.get("id"), body.get("method")
+        if isinstance(rid, dict | list):
+            rid = None
+        if method == "tools/list":
+            return _rpc(rid, result={"tools": tools})
+        if method == "tools/call":
+            message = (
+                "a tool call acts on a session's episode: send it over the WebSocket (/ws), "
+                'as a step {"type": "call_tool", ...} or an mcp message'
             )
-        assert mcp_post is not None
-        return JSONResponse(await mcp_post(request))
+            return _rpc(rid, error=(-32601, message))
+        if isinstance(method, str) and method.startswith("openenv/session/"):
+            message = (
+                f"{shorten(method)} is not served here: sessions are WebSocket connections (/ws)"
+            )
+            return _rpc(rid, error=(-32601, message))
+        return _rpc(rid, error=(-32601, f"method not served here: {shorten(repr(method), 200)}"))
 
-    if mcp_post is not None:  # Starlette's route: the endpoint gets the request as is
-        app.router.routes.append(Route("/mcp", mcp, methods=["POST"]))
+    app.router.routes.append(Route("/mcp", mcp, methods=["POST"]))
 
     async def bad_request(request: Request, exc: Exception) -> JSONResponse:
         # a reset option or a step the env refuses: the client's mistake, named, not a 500
@@ -119,6 +124,18 @@ def create_server_app(
     app.add_exception_handler(ValueError, bad_request)
     app.add_middleware(HttpGuard, limit=limits.MAX_HTTP_BODY_BYTES, budget=budget)
     return app
+
+
+def _rpc(request_id: Any, *, result: Any = None, error: tuple[int, str] | None = None) -> Any:
+    """A JSON-RPC 2.0 reply over HTTP (always 200, as JSON-RPC over HTTP answers)."""
+    from fastapi.responses import JSONResponse
+
+    payload: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+    if error is None:
+        payload["result"] = result
+    else:
+        payload["error"] = {"code": error[0], "message": error[1]}
+    return JSONResponse(payload)
 
 
 def uvicorn_options(max_sessions: int = limits.DEFAULT_MAX_SESSIONS) -> dict[str, Any]:

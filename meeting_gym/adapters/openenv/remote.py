@@ -8,7 +8,20 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from meeting_gym.adapters.openenv.typed import models
+from meeting_gym.adapters.openenv.served import MCP_ACTIONS, mcp_action
+from meeting_gym.adapters.openenv.typed import Models, models
+
+
+def parse_observation(built: Models, observation: dict[str, Any]) -> Any:
+    """A step's observation payload as its model: OpenEnv's ``ListToolsObservation`` or
+    ``CallToolObservation`` for the MCP actions' replies, else the env's own."""
+    from openenv.core.env_server.mcp_types import CallToolObservation, ListToolsObservation
+
+    if "tools" in observation:
+        return ListToolsObservation(**observation)
+    if "tool_name" in observation:
+        return CallToolObservation(**observation)
+    return built.observation(**observation)
 
 
 @cache
@@ -21,12 +34,14 @@ def client_class(env_id: str) -> type:
 
     def step_payload(self: Any, action: Any) -> dict[str, Any]:
         if isinstance(action, dict):
-            action = built.action(**action)
+            action = (
+                mcp_action(action) if action.get("type") in MCP_ACTIONS else built.action(**action)
+            )
         return action.model_dump(exclude_none=True, exclude={"metadata"})
 
     def parse_result(self: Any, payload: dict[str, Any]) -> Any:
         return StepResult(
-            observation=built.observation(**payload.get("observation", {})),
+            observation=parse_observation(built, payload.get("observation", {})),
             reward=payload.get("reward"),
             done=bool(payload.get("done", False)),
         )

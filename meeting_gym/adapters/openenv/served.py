@@ -1,4 +1,11 @@
-"""One session's env, served: OpenEnv's ``Environment`` interface over a text-mode env."""
+"""One session's env, served: OpenEnv's ``Environment`` interface over a text-mode env.
+
+Besides the env's own action (:func:`~meeting_gym.adapters.openenv.typed.models`), a
+session takes OpenEnv's MCP actions: ``ListToolsAction`` answers the task's tools (names,
+descriptions and JSON schemas from the task's own tool functions, the source the text
+protocol and the OpenAI export read too), and ``CallToolAction`` is one tool call, played
+as the env's turn that makes that one call. The answer is the env's own action.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ import numpy as np
 
 from meeting_gym.core.curriculum import Curriculum
 from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
+from meeting_gym.core.tools import ERROR_PREFIX
 
 if TYPE_CHECKING:
     from meeting_gym.adapters.openenv.typed import Models
@@ -25,6 +33,31 @@ def openenv_modules() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ImportError(INSTALL_HINT) from exc
     return interfaces, types
+
+
+MCP_ACTIONS = ("list_tools", "call_tool")
+"""The ``type`` of OpenEnv's MCP actions (``ListToolsAction``, ``CallToolAction``)."""
+
+
+def mcp_action(data: dict[str, Any]) -> Any:
+    """``data`` as OpenEnv's ``ListToolsAction`` or ``CallToolAction`` (by its ``type``,
+    one of :data:`MCP_ACTIONS`); pydantic's ``ValidationError`` names a wrong field."""
+    from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
+
+    kind = ListToolsAction if data.get("type") == "list_tools" else CallToolAction
+    return kind.model_validate(data)
+
+
+def tool_list(task: Any) -> list[dict[str, Any]]:
+    """The task's tools as MCP lists them: ``name``, ``description``, ``input_schema``
+    (empty for a task without tools)."""
+    toolset = task.toolset
+    if toolset is None:
+        return []
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters}
+        for t in toolset
+    ]
 
 
 class NoEpisodeError(ValueError):
@@ -126,18 +159,14 @@ class ServedEnv:
         }
 
     def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Any:
-        if not self.started:
-            raise NoEpisodeError(
-                "no episode: call reset first (plain HTTP /step is stateless; "
-                "play episodes over /ws, e.g. with meeting_gym.adapters.openenv.client)"
-            )
-        if self.done:
-            raise NoEpisodeError("the episode is over: call reset")
+        kind = getattr(action, "type", None)
+        if kind == "list_tools":  # no episode needed, and no turn taken
+            return self._list_tools()
+        self._playable()
+        if kind == "call_tool":
+            return self._call_tool(action.tool_name, action.arguments)
         text = to_text(action, self.env.unwrapped.task.answer_tag, self.models.object_fields)
-        observation, reward, terminated, truncated, info = self.playing.step(text)
-        self.steps += 1
-        self.done = bool(terminated or truncated)
-        self.last_info = jsonable(info)
+        observation, reward, terminated, truncated = self._turn(text)
         return self.models.observation(
             text=observation,
             info=self.last_info,
@@ -145,6 +174,56 @@ class ServedEnv:
             done=self.done,
             truncated=bool(truncated and not terminated),
         )
+
+    def _turn(self, text: str) -> tuple[str, float, bool, bool]:
+        observation, reward, terminated, truncated, info = self.playing.step(text)
+        self.steps += 1
+        self.done = bool(terminated or truncated)
+        self.last_info = jsonable(info)
+        return observation, reward, terminated, truncated
+
+    def _list_tools(self) -> Any:
+        from openenv.core.env_server.mcp_types import ListToolsObservation, Tool
+
+        tools = [Tool(**entry) for entry in tool_list(self.env.unwrapped.task)]
+        return ListToolsObservation(tools=tools, done=self.done, reward=None)
+
+    def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """One tool call, played as the env's turn of that one call: the result is what the
+        env answered (an ``error:`` line too, which also sets ``error``); ``metadata``
+        holds the turn's ``info`` and ``truncated``."""
+        from openenv.core.env_server.mcp_types import CallToolObservation, ToolError, ToolErrorType
+
+        task = self.env.unwrapped.task
+        if task.toolset is None:
+            raise ValueError(
+                f"{self.env_id} has no tools: answer with the env's own action "
+                '({"answer": ...} or {"text": ...})'
+            )
+        text = json.dumps([{"name": name, "arguments": arguments}], ensure_ascii=False)
+        observation, reward, terminated, truncated = self._turn(text.replace("<", "\\u003c"))
+        error = None
+        if observation.startswith(ERROR_PREFIX):
+            known = name in task.toolset
+            kind = ToolErrorType.INVALID_ARGS if known else ToolErrorType.TOOL_NOT_FOUND
+            error = ToolError(error_type=kind, message=observation)
+        return CallToolObservation(
+            tool_name=name,
+            result=observation,
+            error=error,
+            reward=float(reward),
+            done=self.done,
+            metadata={"info": self.last_info, "truncated": bool(truncated and not terminated)},
+        )
+
+    def _playable(self) -> None:
+        if not self.started:
+            raise NoEpisodeError(
+                "no episode: call reset first (plain HTTP /step is stateless; "
+                "play episodes over /ws, e.g. with meeting_gym.adapters.openenv.client)"
+            )
+        if self.done:
+            raise NoEpisodeError("the episode is over: call reset")
 
     @property
     def state(self) -> Any:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from meeting_gym.adapters.openenv import limits
 from meeting_gym.adapters.openenv.budget import BUDGET, RESERVED_KEY, Budget
 from meeting_gym.adapters.openenv.logs import CLIENT_LOG, peer
-from meeting_gym.adapters.openenv.served import jsonable
+from meeting_gym.adapters.openenv.served import MCP_ACTIONS, jsonable, mcp_action, tool_list
 from meeting_gym.adapters.openenv.typed import Models
 
 
@@ -47,6 +47,17 @@ def validation_errors(exc: Any) -> list[dict[str, Any]]:
             entry["input"] = shorten(shown, 200)
         out.append(entry)
     return out
+
+
+def rpc_result(request_id: Any, result: Any) -> dict[str, Any]:
+    """An ``mcp`` reply carrying a JSON-RPC result."""
+    return {"type": "mcp", "data": {"jsonrpc": "2.0", "id": request_id, "result": result}}
+
+
+def rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    """An ``mcp`` reply carrying a JSON-RPC error."""
+    error = {"code": code, "message": shorten(message)}
+    return {"type": "mcp", "data": {"jsonrpc": "2.0", "id": request_id, "error": error}}
 
 
 def encode(reply: dict[str, Any]) -> str:
@@ -262,7 +273,8 @@ class Sessions:
         if not isinstance(message, dict):
             kind = type(message).__name__
             return error_reply(
-                f'a message is a JSON object with a "type" (reset, step, state, close), got {kind}',
+                'a message is a JSON object with a "type" (reset, step, state, mcp, close), '
+                f"got {kind}",
                 "VALIDATION_ERROR",
             )
         if depth_over(message, limits.MAX_MESSAGE_DEPTH):
@@ -279,6 +291,8 @@ class Sessions:
                 server._update_session_activity(session_id)
                 state = await server._run_in_session_executor(session_id, lambda: env.state)
                 return {"type": "state", "data": state.model_dump()}
+            if kind == "mcp":
+                return await self._mcp(session_id, env, data)
             if kind not in ("reset", "step"):
                 return error_reply(
                     f"Unknown message type: {shorten(repr(kind), 200)}", "UNKNOWN_TYPE"
@@ -291,13 +305,13 @@ class Sessions:
                 observation = await self._watched(websocket, session_id, env, data)
                 server._update_session_activity(session_id)
             elif large:
-                validate = self.built.action.model_validate
+                validate = self._action
                 observation = await server._run_in_session_executor(
                     session_id, lambda: env.step(validate(data))
                 )
                 server._update_session_activity(session_id, increment_step=True)
             else:
-                action = self.built.action.model_validate(data)
+                action = self._action(data)
                 observation = await server._run_in_session_executor(session_id, env.step, action)
                 server._update_session_activity(session_id, increment_step=True)
         except ValidationError as exc:
@@ -309,3 +323,36 @@ class Sessions:
         from openenv.core.env_server.serialization import serialize_observation
 
         return {"type": "observation", "data": jsonable(serialize_observation(observation))}
+
+    def _action(self, data: dict[str, Any]) -> Any:
+        """A step's ``data`` as an action: OpenEnv's MCP ones by their ``type``, else the
+        env's own."""
+        if data.get("type") in MCP_ACTIONS:
+            return mcp_action(data)
+        return self.built.action.model_validate(data)
+
+    async def _mcp(self, session_id: str, env: Any, request: Any) -> dict[str, Any]:
+        """OpenEnv's ``mcp`` message: a JSON-RPC ``tools/list`` or ``tools/call`` on this
+        session (a call is the session's turn, as a ``CallToolAction`` step is)."""
+        if not isinstance(request, dict):
+            return rpc_error(
+                None, -32600, f"data must be a JSON-RPC object, got {type(request).__name__}"
+            )
+        rid, method = request.get("id"), request.get("method")
+        params = request.get("params") or {}
+        if not isinstance(params, dict):
+            return rpc_error(rid, -32602, "params must be an object")
+        if method == "tools/list":
+            return rpc_result(rid, {"tools": tool_list(env.env.unwrapped.task)})
+        if method != "tools/call":
+            return rpc_error(rid, -32601, f"method not served here: {shorten(repr(method), 200)}")
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            return rpc_error(rid, -32602, 'tools/call takes params {"name": str, "arguments": {}}')
+        action = mcp_action({"type": "call_tool", "tool_name": name, "arguments": arguments})
+        try:
+            observation = await self.server._run_in_session_executor(session_id, env.step, action)
+        except Exception as exc:  # the env refused (no episode, no tools): named, not raised
+            return rpc_error(rid, -32000, str(exc) or type(exc).__name__)
+        self.server._update_session_activity(session_id, increment_step=True)
+        return rpc_result(rid, jsonable(observation.model_dump()))

@@ -351,17 +351,48 @@ def test_openenv_validate_passes_on_the_layout_and_on_a_running_server():
     if tool is None:
         pytest.skip("the openenv command is not installed")
     layout = ROOT / "deploy" / "openenv"
-    local = subprocess.run([tool, "validate", str(layout)], capture_output=True, text=True)
-    assert local.returncode == 0 and "Ready for multi-mode deployment" in local.stdout, local.stdout
+    # OpenEnv 0.10's static level: the manifest's `validation:` block against its schema
+    static = [tool, "validate", str(layout), "--level", "static"]
+    local = subprocess.run(static, capture_output=True, text=True, timeout=60)
+    assert local.returncode == 0, local.stdout
+    assert "PASS  static.manifest" in local.stdout and "Verdict: PASS" in local.stdout, local.stdout
     with running("MeetingSlot-v0") as url:
         remote = subprocess.run(
-            [tool, "validate", "--url", url], capture_output=True, text=True, timeout=60
+            [tool, "validate", "--url", url, "--json"], capture_output=True, text=True, timeout=60
         )
     report = json.loads(remote.stdout)
     assert report["passed"] and report["summary"]["failed_criteria"] == [], report
     with running("CalendarMath-v0") as url:
         metadata = httpx.get(f"{url}/metadata", timeout=10).json()
     assert metadata["name"] == "CalendarMath-v0" and "date arithmetic" in metadata["description"]
+
+
+def test_the_serve_extra_is_openenv_0_10_and_what_is_installed_meets_it():
+    """The serve extra names `openenv` (0.10: MCP tools), not `openenv-core`, which installs
+    the same `openenv` module at 0.3 and overwrote a user's 0.10 with it."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    serve = {Requirement(r).name: Requirement(r) for r in extras["optional-dependencies"]["serve"]}
+    assert "openenv-core" not in serve
+    assert "0.10.0" in serve["openenv"].specifier and "0.3.0" not in serve["openenv"].specifier
+    assert metadata.version("openenv") in serve["openenv"].specifier
+    deploy = tomllib.loads((ROOT / "deploy" / "openenv" / "pyproject.toml").read_text())
+    assert not any(r.startswith("openenv-core") for r in deploy["project"]["dependencies"])
+
+
+def test_the_manifest_declares_the_served_env_s_tools_and_reward_range():
+    """openenv.yaml's `validation:` block names what the default env (MeetingSlot-v0) has:
+    written by hand, so held to the env here."""
+    yaml = pytest.importorskip("yaml")
+    declared = yaml.safe_load((ROOT / "deploy" / "openenv" / "openenv.yaml").read_text())
+    block = declared["validation"]
+    task = gym.make("MeetingSlot-v0", mode="text").unwrapped.task
+    assert block["capabilities"]["declared_tools"] == [tool.name for tool in task.toolset]
+    assert block["reward"]["range"] == [0.0, task.max_reward]
 
 
 def test_the_load_script_plays_every_session_to_the_in_process_episode():
