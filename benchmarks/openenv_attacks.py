@@ -334,7 +334,18 @@ def main() -> int:
     if not 0 < args.seconds <= 50:
         parser.error("--seconds must be in (0, 50]")
     names = ATTACKS if args.attack == "all" else (args.attack,)
-    results = [run_attack(name, args.env, args.seconds) for name in names]
+    results = []
+    started = time.monotonic()
+    for k, name in enumerate(names, 1):
+        # progress on stderr from the first seconds (an attack takes seconds + ~25 s)
+        left = (len(names) - k + 1) * (args.seconds + 25)
+        print(
+            f"attack {k}/{len(names)}: {name} on {args.env} (about {left:.0f} s left)",
+            file=sys.stderr,
+            flush=True,
+        )
+        results.append(run_attack(name, args.env, args.seconds))
+    print(f"attacks done in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -24,6 +24,7 @@ is the env's reward; TRL itself is imported only by :func:`dataset`.
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -220,6 +221,62 @@ class EnvTools:
         """The env's return for this episode so far (its rubric reward once it ended)."""
         return self._reward
 
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        return self._act(json.dumps({"name": name, "arguments": arguments}))
+
+    def _answer(self, answer: str) -> str:
+        tag = task_class(self.env_id).answer_tag
+        return self._act(f"<{tag}>{answer}</{tag}>")
+
+
+class RemoteEnvTools(EnvTools):
+    """:class:`EnvTools` over a served env (``meeting-gym serve``): TRL's OpenEnv
+    integration. Each instance holds one WebSocket session of the server at ``base_url``;
+    a tool method is OpenEnv's ``CallToolAction``, the answer the env's own action, and
+    the reward the server's, which is the env's.
+
+    Subclassed per env by :func:`environment_factory` when given ``base_url``. No public
+    method but the tools, ``reset`` and ``get_reward``: TRL offers every other one to the
+    model as a tool. The session ends when the instance is collected (the client closes
+    it), or when the server's idle timeout reaps it.
+    """
+
+    base_url: str = ""
+
+    def __init__(self) -> None:
+        from meeting_gym.adapters.openenv import client
+
+        self._remote = client(self.env_id, self.base_url).sync()
+        self._remote.connect()
+        self._reward = 0.0
+        self._done = False
+        self._last = ""
+
+    def reset(self, **row: Any) -> None:
+        """Start the episode of the dataset row's item on the server."""
+        self._remote.reset(**_options(row))
+        self._reward, self._done, self._last = 0.0, False, ""
+        return None
+
+    def _step(self, action: Any) -> str:
+        if self._done:
+            return "error: the episode is over"
+        result = self._remote.step(action)
+        observation = result.observation
+        self._done = bool(result.done)
+        self._reward += float(result.reward or 0.0)
+        text = observation.result if hasattr(observation, "tool_name") else observation.text
+        self._last = text
+        return text
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        from openenv.core.env_server.mcp_types import CallToolAction
+
+        return self._step(CallToolAction(tool_name=name, arguments=arguments))
+
+    def _answer(self, answer: str) -> str:
+        return self._step({"answer": answer})
+
 
 def answer(self, answer: str) -> str:  # self unannotated: TRL renders annotated arguments
     """Submit your final answer, which ends the episode; the system prompt says its format.
@@ -227,14 +284,11 @@ def answer(self, answer: str) -> str:  # self unannotated: TRL renders annotated
     Args:
         answer: The final answer, exactly as it would go inside the answer tags.
     """
-    tag = self._env.unwrapped.task.answer_tag
-    return self._act(f"<{tag}>{answer}</{tag}>")
+    return self._answer(answer)
 
 
 def _tool_method(tool: Any) -> Callable[..., str]:
     """A method with the tool's name, typed arguments and docstring that runs the tool."""
-    import json
-
     signature = inspect.signature(tool.function)
     parameters = list(signature.parameters.values())[1:]  # drop `world`
     name = tool.name
@@ -243,7 +297,7 @@ def _tool_method(tool: Any) -> Callable[..., str]:
         bound = method.__signature__.bind(self, *args, **kwargs)
         arguments = dict(bound.arguments)
         arguments.pop("self")
-        return self._act(json.dumps({"name": name, "arguments": arguments}))
+        return self._call(name, arguments)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = tool.function.__doc__
@@ -258,12 +312,19 @@ def _tool_method(tool: Any) -> Callable[..., str]:
     return method
 
 
-def environment_factory(env_id: str, **env_kwargs: Any) -> type:
+def environment_factory(env_id: str, *, base_url: str | None = None, **env_kwargs: Any) -> type:
     """A class for ``GRPOTrainer(environment_factory=...)``: the env's tools as methods.
 
     Only for envs whose task has tools; a single-turn env trains with
-    :func:`reward_function` instead.
+    :func:`reward_function` instead. With ``base_url`` (a ``meeting-gym serve`` of
+    ``env_id``), each instance plays on that server through OpenEnv's client
+    (:class:`RemoteEnvTools`: its tools as MCP ``CallToolAction`` steps), else in process;
+    ``env_kwargs`` are the in-process env's (a server has its own).
     """
+    if base_url is not None and env_kwargs:
+        raise ValueError(
+            f"env_kwargs are the server's to set, not the client's: {sorted(env_kwargs)}"
+        )
     cls = task_class(env_id)
     if cls.toolset is None:
         raise ValueError(f"{env_id} has no tools: train it with reward_function({env_id!r})")
@@ -272,11 +333,13 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type:
     if cls.episode_class.answers:
         methods["answer"] = answer
     stem = "".join(ch for ch in env_id.rsplit("-v", 1)[0] if ch.isalnum())
+    remote = {} if base_url is None else {"base_url": base_url.rstrip("/")}
     return type(
         f"{stem}Tools",
-        (EnvTools,),
+        (EnvTools,) if base_url is None else (RemoteEnvTools,),
         {
             **methods,
+            **remote,
             "env_id": env_id,
             "env_kwargs": dict(env_kwargs),
             "__doc__": f"{env_id} for TRL: its tools, reset(**row) and get_reward()"
