@@ -23,7 +23,10 @@ status, its lines and tracebacks). The attacks:
   UTF-8, a third a malformed frame, a third dropping their socket without a close
   handshake (1,002 of them in the attack phase): the lines the server wrote;
 * ``burst``: 48 sessions each send 5 actions of 1M four-byte characters (4 MiB) at once,
-  again as soon as all are answered (from a process of their own).
+  again as soon as all are answered (from a process of their own);
+* ``headers``: 8 clients each send ``GET /health`` with 12,000 headers (118 KiB) in one
+  write, again as soon as they have the reply (from a process of their own): the replies'
+  statuses are counted.
 
 A benchmark, not a test (tests/adapters/openenv/test_openenv_abuse.py has one test per attack).
 """
@@ -48,7 +51,7 @@ from openenv_load import free_port, probe_health, rss_mb
 from meeting_gym.adapters.openenv import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
-ATTACKS = ("walk", "slowloris", "bad_clients", "burst")
+ATTACKS = ("walk", "slowloris", "bad_clients", "burst", "headers")
 QUIET_S = 5.0
 """Seconds of the quiet phase."""
 VICTIMS = 2
@@ -249,25 +252,78 @@ def _attack_process(url: str, stop: float, out: Any) -> None:
 async def burst(server: Server, stop: float, env_id: str, out: dict) -> None:
     """The attackers in a process of their own: sending 4 MiB frames would otherwise hold
     up the victims' own event loop, and their latency would be the client's."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    wall_stop = time.time() + (stop - time.monotonic())
-    attackers = context.Process(target=_attack_process, args=(server.url, wall_stop, queue))
-    attackers.start()
-    try:
-        replies = await asyncio.to_thread(queue.get, True, stop - time.monotonic() + 180)
-    finally:
-        await asyncio.to_thread(attackers.join, 60)
-        if attackers.is_alive():
-            attackers.kill()
+    replies = await _in_process(_attack_process, server.url, stop)
     for kind, count in replies.items():
         key = f"burst_replies_{kind}"
         out[key] = out.get(key, 0) + count
 
 
-KINDS = {"walk": walk, "slowloris": slowloris, "bad_clients": bad_clients, "burst": burst}
+HUGE_HEAD = (
+    b"GET /health HTTP/1.1\r\nHost: x\r\n"
+    + b"".join(b"X-%d: a\r\n" % i for i in range(12_000))
+    + b"\r\n"
+)
+
+
+async def _head_senders(port: int, stop: float, statuses: dict[str, int]) -> None:
+    """8 clients sending HUGE_HEAD in one write, again and again, until ``stop``."""
+
+    async def sender() -> None:
+        while time.time() < stop:
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.write(HUGE_HEAD)
+                line = await asyncio.wait_for(reader.readline(), 30)
+                writer.close()
+            except (OSError, TimeoutError, asyncio.TimeoutError):
+                statuses["no reply"] = statuses.get("no reply", 0) + 1
+                await asyncio.sleep(0.05)
+                continue
+            status = line.split(b" ")[1].decode() if line.count(b" ") >= 2 else "no reply"
+            statuses[status] = statuses.get(status, 0) + 1
+
+    await asyncio.gather(*(sender() for _ in range(8)))
+
+
+def _head_process(port: int, stop: float, out: Any) -> None:
+    statuses: dict[str, int] = {}
+    asyncio.run(_head_senders(port, stop, statuses))
+    out.put(statuses)
+
+
+async def headers(server: Server, stop: float, env_id: str, out: dict) -> None:
+    """The head senders in a process of their own (their 118 KiB writes would otherwise
+    be the victims' latency), their replies' statuses counted."""
+    counts = await _in_process(_head_process, server.port, stop)
+    for status, count in counts.items():
+        key = f"headers_replies_{status}"
+        out[key] = out.get(key, 0) + count
+
+
+async def _in_process(target: Any, address: Any, stop: float) -> dict[str, int]:
+    """``target(address, wall-clock stop, queue)`` in a spawned process; what it puts."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    wall_stop = time.time() + (stop - time.monotonic())
+    process = context.Process(target=target, args=(address, wall_stop, queue))
+    process.start()
+    try:
+        return await asyncio.to_thread(queue.get, True, stop - time.monotonic() + 180)
+    finally:
+        await asyncio.to_thread(process.join, 60)
+        if process.is_alive():
+            process.kill()
+
+
+KINDS = {
+    "walk": walk,
+    "slowloris": slowloris,
+    "bad_clients": bad_clients,
+    "burst": burst,
+    "headers": headers,
+}
 
 
 async def attacked(name: str, server: Server, env_id: str, seconds: float) -> dict[str, Any]:
@@ -302,6 +358,7 @@ async def attacked(name: str, server: Server, env_id: str, seconds: float) -> di
         "victim_p99_ratio": round(ratio, 2),
         "victim_mismatches": victims.mismatches,
         "health_probes": quiet["health_probes"] + loud["health_probes"],
+        "health_p99_quiet_ms": quiet["health_p99_ms"],
         "health_p99_attacked_ms": loud["health_p99_ms"],
         "health_not_200": quiet["health_not_200"] + loud["health_not_200"],
         "rss_start_mb": round(start_mb, 1),

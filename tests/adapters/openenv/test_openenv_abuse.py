@@ -8,6 +8,7 @@ with hostile clients mixed in) is tests/adapters/openenv/test_openenv_soak.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import signal
@@ -483,6 +484,66 @@ def test_issue26_slow_request_heads_are_closed_and_health_answers_meanwhile(monk
                 sock.close()
     assert [r.status_code for r in health] == [200] * 5 and reset.status_code == 200
     assert closed == len(held)
+
+
+def _head(headers: int, value: bytes = b"a") -> bytes:
+    lines = b"".join(b"X-%d: %s\r\n" % (i, value) for i in range(headers))
+    return b"GET /health HTTP/1.1\r\nHost: x\r\n" + lines + b"\r\n"
+
+
+def _send_head(addr: str, head: bytes, pieces: int) -> bytes:
+    """``head`` sent in ``pieces`` writes (a pause between them); the server's whole reply."""
+    host, port = addr.split(":")
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
+        step = -(-len(head) // pieces)
+        with contextlib.suppress(OSError):  # the server may close once it has seen enough
+            for start in range(0, len(head), step):
+                sock.sendall(head[start : start + step])
+                time.sleep(0.02)
+        reply = b""
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                reply += chunk
+    return reply
+
+
+@pytest.mark.parametrize("pieces", [1, 9])
+def test_issue50_a_head_of_12000_headers_gets_431_however_it_is_delivered(pieces):
+    """A 118 KiB head of 12,000 headers in one write was parsed whole (200, ~40 ms of the
+    event loop each); from 13,000 headers it came in two reads and was refused: the bound
+    depended on timing. Now 431 both ways, and the server goes on."""
+    with running("CalendarMath-v0") as addr:
+        reply = _send_head(addr, _head(12_000), pieces)
+        health = httpx.get(f"http://{addr}/health", timeout=TIMEOUT)
+    assert reply.startswith(b"HTTP/1.1 431 "), reply[:200]
+    assert b"connection: close" in reply.lower() and health.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "head, status",
+    [
+        (_head(limits.MAX_HEADERS - 1), b"200"),  # with Host: MAX_HEADERS header lines
+        (_head(limits.MAX_HEADERS), b"431"),
+        (_head(1, b"v" * limits.MAX_HEAD_BYTES), b"431"),  # one header, too long
+        (_head(1, b"v" * (limits.MAX_HEAD_BYTES - 100)), b"200"),
+    ],
+)
+def test_issue50_the_head_bounds_are_header_lines_and_bytes_in_one_write(head, status):
+    with running("CalendarMath-v0") as addr:
+        reply = _send_head(addr, head, 1)
+    assert reply.split(b" ", 2)[1] == status, reply[:200]
+
+
+def test_issue50_head_problem_reads_the_buffered_bytes_and_the_new_ones():
+    from meeting_gym.adapters.openenv.guards import head_problem
+
+    start = b"GET / HTTP/1.1\r\n"
+    assert head_problem(b"", start + b"Host: x\r\n\r\n") is None
+    many = b"".join(b"X-%d: a\r\n" % i for i in range(limits.MAX_HEADERS))
+    assert "header lines" in head_problem(start + many[:50], many[50:])
+    # a body after the head is not the head's
+    assert head_problem(b"", start + b"Host: x\r\n\r\n" + b"{" * (1 << 15)) is None
+    assert "bytes" in head_problem(b"", start + b"X: " + b"a" * limits.MAX_HEAD_BYTES)
 
 
 def test_issue26_past_the_connection_bound_the_oldest_slow_connection_makes_room(monkeypatch):
