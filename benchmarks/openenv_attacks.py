@@ -227,7 +227,9 @@ async def _attackers(url: str, stop: float, replies: dict[str, int]) -> None:
     frame = json.dumps(big, ensure_ascii=False)  # 4 MiB of UTF-8, within MAX_ACTION_CHARS
 
     async def attacker() -> None:
-        with contextlib.suppress(Exception):  # a stop closes them mid-burst
+        from websockets.exceptions import ConnectionClosed
+
+        try:
             async with connect(url, max_size=None) as ws:
                 await ws.send(json.dumps({"type": "reset", "data": {"seed": 2}}))
                 await ws.recv()
@@ -239,6 +241,13 @@ async def _attackers(url: str, stop: float, replies: dict[str, int]) -> None:
                         data = reply["data"]
                         kind = data.get("code", "error") if reply["type"] == "error" else "ok"
                         replies[kind] = replies.get(kind, 0) + 1
+        except ConnectionClosed as exc:
+            # closed before its stop: by the server (its code), unless the run was ending
+            if time.time() < stop:
+                code = exc.rcvd.code if exc.rcvd is not None else "none"
+                replies[f"closed_{code}"] = replies.get(f"closed_{code}", 0) + 1
+        except Exception:  # a stop closes them mid-burst
+            pass
 
     await asyncio.gather(*(attacker() for _ in range(48)))
 

@@ -10,7 +10,7 @@ as the env's turn that makes that one call. The answer is the env's own action.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -18,9 +18,6 @@ import numpy as np
 from meeting_gym.core.curriculum import Curriculum
 from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
 from meeting_gym.core.tools import ERROR_PREFIX
-
-if TYPE_CHECKING:
-    from meeting_gym.adapters.openenv.typed import Models
 
 INSTALL_HINT = 'the OpenEnv server needs OpenEnv: pip install "meeting-gym[serve]"'
 
@@ -100,7 +97,7 @@ class ServedEnv:
     """
 
     env_id: str
-    models: Models
+    models: Any  # the env id's typed classes (typed.Models), set when models() builds them
 
     def __init__(self, **env_kwargs: Any) -> None:
         super().__init__()

@@ -96,6 +96,7 @@ class Sessions:
         1002: "sent a malformed WebSocket frame",
         1007: "sent a text frame that is not UTF-8",
         1009: f"sent a frame over MAX_FRAME_BYTES ({limits.MAX_FRAME_BYTES:,} bytes)",
+        1011: "did not answer the keepalive ping in time: closed by the server",
     }
     """Close codes uvicorn's protocol ends a connection with for the client's fault."""
 

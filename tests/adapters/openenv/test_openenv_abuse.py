@@ -790,6 +790,69 @@ def test_issue26_large_actions_are_read_at_the_servers_rate_small_ones_at_once(m
     assert sum(t < max(done) for t in light_times) >= 3  # not held behind them
 
 
+def test_issue50_reads_the_server_holds_do_not_run_the_keepalive_deadline(monkeypatch):
+    """A large action read at the server's rate holds the client's pong behind it for
+    longer than the ping timeout (0.5 s here; 20 s by default): the session is answered and
+    plays on. The deadline ran on and closed such sessions with 1011, and the log blamed
+    the client (1005, "left without a close handshake"); a client that really does not
+    answer is closed with 1011 and the log says so."""
+    import logging
+
+    budget = server_budget.BUDGET
+    monkeypatch.setattr(budget, "rate", float(1 << 19))  # 512 KiB/s: 2 MiB take ~4 s
+    monkeypatch.setattr(budget, "burst", 1 << 16)
+    monkeypatch.setattr(budget, "credit", float(1 << 16))
+    big = json.dumps({"type": "step", "data": {"text": "x" * (1 << 21)}})
+    keepalive = {"ws_ping_interval": 0.25, "ws_ping_timeout": 0.5}
+
+    async def paced(addr: str) -> tuple[dict, dict]:
+        async with connect(f"ws://{addr}/ws", max_size=None, ping_interval=None) as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 2}})
+            started = time.monotonic()
+            reply = await ask(ws, big)
+            assert time.monotonic() - started > 2.0  # held well past the ping timeout
+            await asyncio.sleep(1.0)  # pings answered again: no deadline left running
+            return reply, await ask(ws, {"type": "state"})
+
+    async def silent(addr: str) -> None:
+        """A client that stops reading its socket: it never sees the pings."""
+        async with connect(f"ws://{addr}/ws") as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 2}})
+            ws.transport.pause_reading()
+            await asyncio.sleep(2.0)
+
+    class Lines(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.WARNING)
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    app = openenv.create_server_app("MeetingSlot-v0")
+    options = {**openenv.uvicorn_options(limits.DEFAULT_MAX_SESSIONS), **keepalive}
+    logger = logging.getLogger("uvicorn.error")
+    handler = Lines()
+    monkeypatch.setattr(server_logs.CLIENT_LOG, "limit", 10**6)  # other tests' lines aside
+    with served(app, TIMEOUT, **options) as port:
+        # uvicorn set the level from the test server's config (errors only): the client
+        # lines are warnings
+        monkeypatch.setattr(logger, "level", logging.WARNING)
+        logger.addHandler(handler)
+        try:
+            addr = f"127.0.0.1:{port}"
+            reply, state = run(paced(addr))
+            with contextlib.suppress(Exception):
+                run(silent(addr))
+            time.sleep(0.5)
+        finally:
+            logger.removeHandler(handler)
+    assert reply["type"] == "observation" and state["data"]["turn"] == 1
+    lines = handler.lines
+    assert any("keepalive ping" in line and "(code 1011)" in line for line in lines), lines
+    assert not any("code 1005" in line for line in lines), lines
+
+
 def test_issue26_large_http_bodies_are_read_at_the_servers_rate(monkeypatch):
     """A 2 MiB body at 1 MiB/s (the first 64 KiB free) takes over a second to be read;
     unpaced, well under a second. Its deadline is not charged for the server's pause."""
