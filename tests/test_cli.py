@@ -237,3 +237,18 @@ def test_llm_example_rejects_an_unknown_scenario_without_a_traceback():
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "invalid choice: 'x'" in done.stderr
+
+
+def test_serve_without_the_serve_extra_names_the_extra_in_one_line(monkeypatch, capsys):
+    """It said `No module named 'uvicorn'`; the user needs the install line."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "uvicorn" else find_spec(name, *a),
+    )
+    assert main(["serve", "--env", "CalendarMath-v0", "--port", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and 'pip install "meeting-gym[serve]"' in err and "uvicorn" in err

@@ -16,10 +16,24 @@ from meeting_gym.adapters.openenv import limits
 from meeting_gym.adapters.openenv.budget import BUDGET, map_large_allocations
 from meeting_gym.adapters.openenv.guards import HttpGuard, budgeted_websocket, guarded_h11
 from meeting_gym.adapters.openenv.logs import ShutdownLines, Stopped, install_log_filter
-from meeting_gym.adapters.openenv.served import NoEpisodeError, tool_list
+from meeting_gym.adapters.openenv.served import INSTALL_HINT, NoEpisodeError, tool_list
 from meeting_gym.adapters.openenv.sessions import Sessions, shorten
 from meeting_gym.adapters.openenv.typed import models
 from meeting_gym.core.registry import task_class
+
+
+def require_serve_extra() -> None:
+    """An ImportError naming the extra to install when the server's libraries are missing
+    (it said ``No module named 'uvicorn'``)."""
+    import importlib.util
+
+    missing = [
+        name
+        for name in ("uvicorn", "fastapi", "websockets", "openenv")
+        if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        raise ImportError(f"{INSTALL_HINT} (missing: {', '.join(missing)})")
 
 
 def create_server_app(
@@ -37,6 +51,7 @@ def create_server_app(
     plain-HTTP session verbs (``openenv/session/*``) are refused; the ``/mcp`` WebSocket is
     not served (``/ws`` takes MCP's messages; see docs/guides/serving.md).
     """
+    require_serve_extra()
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
     from openenv.core.env_server.http_server import HTTPEnvServer
@@ -195,6 +210,7 @@ def serve(
     does, which printed a ``KeyboardInterrupt`` traceback and exited -2): the caller
     decides how the process ends (``meeting-gym serve``: one line, exit 0).
     """
+    require_serve_extra()
     import uvicorn
 
     app = create_server_app(env_id, max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
