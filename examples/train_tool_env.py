@@ -53,8 +53,25 @@ POLICIES = ("gold", "naive", "random")
 SPLIT_SEED = 42
 
 
+class DefaultsShown(argparse.HelpFormatter):
+    """``--help`` with each option's default, unless its help already says it (or it has
+    none): argparse's own formatter printed "(default: None)" after "default: the env's"."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, argparse.SUPPRESS) or "default" in text:
+            return text
+        if not action.option_strings or isinstance(action.default, bool):
+            return text
+        return (
+            f"{text} (default: %(default)r)"
+            if action.default == ""
+            else f"{text} (default: %(default)s)"
+        )
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsShown)
     p.add_argument("--env", default="MeetingSlot-v0", help="a multi-turn tool env")
     p.add_argument("--model", default="smollm2", help="a folder, a .gguf file or smollm2")
     p.add_argument("--difficulty", default="", help="one difficulty ('' for the default mix)")

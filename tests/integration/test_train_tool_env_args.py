@@ -186,3 +186,12 @@ def test_rows_are_kept_by_item_and_a_file_of_other_items_is_not(tmp_path):
 def test_an_eval_without_the_exported_episodes_exits_with_one_line(tmp_path):
     with pytest.raises(SystemExit, match=r"no episodes\.jsonl: run the export phase first"):
         script.main(["--out", str(tmp_path), "--phases", "eval", "--models", ""])
+
+
+def test_help_shows_each_option_s_default_once(capsys):
+    """A new user found no defaults in --help (issue 49 item 8)."""
+    with pytest.raises(SystemExit):
+        script.parse_args(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: MeetingSlot-v0)" in out and "(default: smollm2)" in out
+    assert "(default: None)" not in out and out.count("(default:") >= 10
