@@ -54,8 +54,11 @@ def _seconds(text: str) -> float:
 
 
 def _positive(text: str) -> int:
-    value = _nonnegative(text)
-    if value < 1:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:  # -3 and 0 alike (-n 0 passed, then selected nothing)
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
@@ -86,8 +89,6 @@ def _items(args: argparse.Namespace, task: Any) -> list[Any]:
         what = f"split {args.split!r}"
         if args.difficulty is not None:
             what += f" with difficulty {args.difficulty!r}"
-        if args.n == 0:
-            raise UserError("-n 0 selects no episodes: nothing to evaluate")
         raise UserError(f"{what} of {args.env} has no items: nothing to evaluate")
     return items
 
@@ -499,9 +500,7 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         p.add_argument(
             "--split", choices=split_names(task) if task is not None else SPLITS, default="curated"
         )
-        p.add_argument(
-            "-n", type=_nonnegative, default=None, help="number of items (split default)"
-        )
+        p.add_argument("-n", type=_positive, default=None, help="number of items (split default)")
         p.add_argument("--seed", type=int, default=DEFAULT_SEED)
         levels = task.difficulties if task is not None else None
         p.add_argument("--difficulty", choices=levels, default=None)

@@ -41,7 +41,6 @@ def one_line_error(done: subprocess.CompletedProcess[str], fragment: str) -> Non
     [
         (["export", "--out", "DIR_THAT_DOES_NOT_EXIST/x.jsonl"], "does not exist"),
         (["export", "--out", "/tmp"], "is a directory"),
-        (["eval", "-n", "0"], "no episodes"),
         (["eval", "--split", "curated", "--difficulty", "expert"], "has no items"),
         (["eval", "--policy", "ppo:README.md"], "could not load a MaskablePPO model"),
         (["eval", "--policy", "ppo:no/such/model.zip"], "no saved model"),
@@ -107,7 +106,7 @@ def test_the_registry_has_text_only_envs_and_envs_with_a_discrete_mode():
     [
         (["eval", "--env", "CalendarMath-v0", "--mode", "discrete"], "has no discrete mode"),
         (["eval", "--mode", "tabular"], "MeetingSlot-v0 has no tabular mode"),
-        (["eval", "-n", "-3"], "non-negative"),
+        (["eval", "-n", "-3"], "must be at least 1"),
         (["eval", "--split", "nonsense"], "invalid choice: 'nonsense'"),
         (["eval", "--env", "TimetablePlanner-v0", "--start", "nowhere"], "'nowhere'"),
         (["eval", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
@@ -252,3 +251,10 @@ def test_serve_without_the_serve_extra_names_the_extra_in_one_line(monkeypatch, 
     assert main(["serve", "--env", "CalendarMath-v0", "--port", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and 'pip install "meeting-gym[serve]"' in err and "uvicorn" in err
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_n_below_1_is_one_line_saying_so_whatever_the_value(value, capsys):
+    """-n -3 said "non-negative" and -n 0 then "selects nothing": one rule, said once."""
+    assert main(["eval", "-n", value]) == 2
+    assert f"must be at least 1, got {value}" in capsys.readouterr().err
