@@ -26,7 +26,13 @@ status, its lines and tracebacks). The attacks:
   again as soon as all are answered (from a process of their own);
 * ``headers``: 8 clients each send ``GET /health`` with 12,000 headers (118 KiB) in one
   write, again as soon as they have the reply (from a process of their own): the replies'
-  statuses are counted.
+  statuses are counted;
+* ``eval_resets``: 32 sessions each ask a far eval item of a ``-v1`` id (a random index
+  past a million, a random split seed: ~17 ms of CPU on MeetingSlot-v1, ~60 ms on
+  TimetablePlanner-v1, each legal) again as soon as they have it (from a process of their
+  own): the replies are counted (on a ``-v0`` id such an index is refused, cheaply);
+* ``train_resets`` and ``curated_resets``: the same with train items of random seeds
+  (~1.4 ms on MeetingSlot-v1) and curated items (~0.1 ms).
 
 A benchmark, not a test (tests/adapters/openenv/test_openenv_abuse.py has one test per attack).
 """
@@ -37,6 +43,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import random
 import signal
 import subprocess
 import sys
@@ -51,10 +58,21 @@ from openenv_load import free_port, probe_health, rss_mb
 from meeting_gym.adapters.openenv import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
-ATTACKS = ("walk", "slowloris", "bad_clients", "burst", "headers")
+ATTACKS = (
+    "walk",
+    "slowloris",
+    "bad_clients",
+    "burst",
+    "headers",
+    "eval_resets",
+    "train_resets",
+    "curated_resets",
+)
 QUIET_S = 5.0
 """Seconds of the quiet phase."""
 VICTIMS = 2
+LOOPERS = 32
+"""Sessions in each looping-reset attack."""
 
 
 def pct(values: list[float], q: float) -> float:
@@ -326,12 +344,64 @@ async def _in_process(target: Any, address: Any, stop: float) -> dict[str, int]:
             process.kill()
 
 
+def loop_message(kind: str, draw: random.Random) -> dict[str, Any]:
+    """One looping attacker's next request: a far ``-v1`` eval item (a random index past
+    a million of a random split seed), a train item of a random seed, or a curated item."""
+    if kind == "eval":
+        index, seed = draw.randrange(10**6, 10**9), draw.randrange(10**6)
+        return {"type": "reset", "data": {"split": "eval", "index": index, "split_seed": seed}}
+    if kind == "train":
+        return {"type": "reset", "data": {"seed": draw.randrange(10**9)}}
+    return {"type": "reset", "data": {"split": "curated", "index": draw.randrange(3)}}
+
+
+async def _loopers(url: str, stop: float, kind: str, replies: dict[str, int]) -> None:
+    """LOOPERS sessions each asking ``kind`` resets, the next as soon as one is answered."""
+    from websockets.asyncio.client import connect
+
+    async def looper(number: int) -> None:
+        draw = random.Random(number)
+        with contextlib.suppress(Exception):  # a stop closes them mid-request
+            async with connect(url, max_size=None) as ws:
+                while time.time() < stop:
+                    await ws.send(json.dumps(loop_message(kind, draw)))
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), 120))
+                    data = reply["data"]
+                    key = data.get("code", "error") if reply["type"] == "error" else "ok"
+                    replies[key] = replies.get(key, 0) + 1
+
+    await asyncio.gather(*(looper(number) for number in range(LOOPERS)))
+
+
+def _loop_process(address: tuple[str, str], stop: float, out: Any) -> None:
+    url, kind = address
+    replies: dict[str, int] = {}
+    asyncio.run(_loopers(url, stop, kind, replies))
+    out.put(replies)
+
+
+def looping(kind: str) -> Any:
+    """The attack of LOOPERS sessions looping ``kind`` resets (from a process of their own,
+    so their own work is not the victims' latency), their replies counted."""
+
+    async def attack(server: Server, stop: float, env_id: str, out: dict) -> None:
+        replies = await _in_process(_loop_process, (server.url, kind), stop)
+        for key, count in replies.items():
+            name = f"{kind}_resets_replies_{key}"
+            out[name] = out.get(name, 0) + count
+
+    return attack
+
+
 KINDS = {
     "walk": walk,
     "slowloris": slowloris,
     "bad_clients": bad_clients,
     "burst": burst,
     "headers": headers,
+    "eval_resets": looping("eval"),
+    "train_resets": looping("train"),
+    "curated_resets": looping("curated"),
 }
 
 
@@ -390,16 +460,74 @@ def run_attack(name: str, env_id: str, seconds: float) -> dict[str, Any]:
         server.stop()
 
 
+def table(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
+    """Two saved runs (``--json``) of the same attacks, side by side, as a Markdown table."""
+    lines = [
+        "| attack (env) | run | looping replies | victims' step p99: quiet → attacked "
+        "| `/health` p99: quiet → attacked | mismatches, not 200 |",
+        "| --- | --- | ---: | --- | --- | --- |",
+    ]
+    for label, rows in (("before", before), ("after", after)):
+        for row in rows:
+            replies = sum(v for k, v in row.items() if k.endswith("_resets_replies_ok"))
+            steps = (
+                f"{row['victim_p99_quiet_ms']} → {row['victim_p99_attacked_ms']} ms "
+                f"({row['victim_p99_ratio']}x)"
+            )
+            health_ratio = row["health_p99_attacked_ms"] / row["health_p99_quiet_ms"]
+            health = (
+                f"{row['health_p99_quiet_ms']} → {row['health_p99_attacked_ms']} ms "
+                f"({health_ratio:.2f}x)"
+            )
+            wrong = f"{row['victim_mismatches']}, {row['health_not_200']}"
+            lines.append(
+                f"| {row['attack']} ({row['env']}) | {label} | {replies:,} | {steps} "
+                f"| {health} | {wrong} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def read_run(path: Path) -> list[dict[str, Any]]:
+    """A saved run (``--json``); ``ValueError`` naming what is wrong with it."""
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"{path}: not a saved run (a JSON list of attack results)")
+    needed = {"attack", "env", "victim_p99_ratio", "health_p99_quiet_ms"}
+    for row in rows:
+        if not needed <= row.keys():
+            raise ValueError(f"{path}: not a saved run (a row lacks {sorted(needed - row.keys())})")
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="MeetingSlot-v0")
-    parser.add_argument("--attack", choices=(*ATTACKS, "all"), default="all")
+    parser.add_argument(
+        "--attack", nargs="+", choices=(*ATTACKS, "all"), default=["all"], help="one or more"
+    )
     parser.add_argument("--seconds", type=float, default=15.0, help="length of each attack")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--table",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="print the table of two saved runs (--json) and stop",
+    )
     args = parser.parse_args()
+    if args.table:
+        try:
+            before, after = (read_run(path) for path in args.table)
+        except ValueError as exc:
+            parser.error(f"--table: {exc}")
+        print(table(before, after), end="")
+        return 0
     if not 0 < args.seconds <= 50:
         parser.error("--seconds must be in (0, 50]")
-    names = ATTACKS if args.attack == "all" else (args.attack,)
+    names = ATTACKS if "all" in args.attack else tuple(args.attack)
     results = []
     started = time.monotonic()
     for k, name in enumerate(names, 1):

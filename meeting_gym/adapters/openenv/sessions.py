@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import sys
 import threading
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 from meeting_gym.adapters.openenv import limits
 from meeting_gym.adapters.openenv.budget import BUDGET, RESERVED_KEY, Budget
+from meeting_gym.adapters.openenv.fair import FairShare
 from meeting_gym.adapters.openenv.logs import CLIENT_LOG, peer
 from meeting_gym.adapters.openenv.served import MCP_ACTIONS, jsonable, mcp_action, tool_list
 from meeting_gym.adapters.openenv.typed import Models
+
+T = TypeVar("T")
 
 
 def shorten(text: str, limit: int = limits.MAX_ERROR_CHARS) -> str:
@@ -70,6 +75,13 @@ def encode(reply: dict[str, Any]) -> str:
     return json.dumps(reply, ensure_ascii=True, allow_nan=False, default=str)
 
 
+def observation_reply(observation: Any) -> str:
+    """An observation's reply, encoded (:func:`encode`)."""
+    from openenv.core.env_server.serialization import serialize_observation
+
+    return encode({"type": "observation", "data": jsonable(serialize_observation(observation))})
+
+
 class Sessions:
     """meeting_gym's ``/ws``: OpenEnv's session pool and message protocol, hardened.
 
@@ -106,11 +118,13 @@ class Sessions:
         self.budget = budget if budget is not None else BUDGET
         self.sockets: dict[str, Any] = {}
         self.pending: dict[str, Any] = {}  # a message read while a reset ran, per session
+        self.fair = FairShare()
         destroy = server._destroy_session
 
         async def destroy_and_close(session_id: str) -> None:
             # the reaper (and our own clean-up) destroys through here: close the socket too
             websocket = self.sockets.pop(session_id, None)
+            self.fair.forget(session_id)
             await destroy(session_id)
             if websocket is not None:
                 await self._close(websocket, 1001, "session expired (idle timeout)")
@@ -191,7 +205,9 @@ class Sessions:
                 held = size if self.budget.take(size) else -1
             if held < 0:
                 del text  # refused unread: its memory goes at once
-                reply: dict[str, Any] | None = error_reply(self.budget.refusal(size), "SERVER_BUSY")
+                reply: dict[str, Any] | str | None = error_reply(
+                    self.budget.refusal(size), "SERVER_BUSY"
+                )
             elif text is None:
                 if held:
                     self.budget.give(held)
@@ -208,9 +224,14 @@ class Sessions:
             if reply is None:  # "close"
                 return
             try:
-                await websocket.send_text(encode(reply))
+                await websocket.send_text(reply if isinstance(reply, str) else encode(reply))
             except (RuntimeError, OSError, WebSocketDisconnect):
                 return
+
+    async def _work(self, session_id: str, kind: str, work: Callable[[], T]) -> T:
+        """``work()`` in the session's worker thread, through its lane (:mod:`fair`)."""
+        submit = functools.partial(self.server._run_in_session_executor, session_id)
+        return await self.fair.run(session_id, kind, submit, work)
 
     def _log_close(self, websocket: Any, session_id: str, code: int) -> None:
         """One line for a client that ended its connection wrongly (none for a clean close,
@@ -232,11 +253,11 @@ class Sessions:
 
         left = threading.Event()
 
-        def reset() -> Any:
+        def reset() -> str:
             with abandon_when(left):
-                return env.reset(**data)
+                return observation_reply(env.reset(**data))
 
-        work = asyncio.ensure_future(self.server._run_in_session_executor(session_id, reset))
+        work = asyncio.ensure_future(self._work(session_id, "reset", reset))
         watch = asyncio.ensure_future(websocket.receive())
         try:
             await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
@@ -255,7 +276,7 @@ class Sessions:
 
     async def _answer(
         self, websocket: Any, session_id: str, env: Any, text: str
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, Any] | str | None:
         from pydantic import ValidationError
 
         server = self.server
@@ -264,7 +285,7 @@ class Sessions:
         large = len(text) > limits.SMALL_MESSAGE_BYTES
         try:
             if large:
-                message = await server._run_in_session_executor(session_id, json.loads, text)
+                message = await self._work(session_id, "decode", lambda: json.loads(text))
             else:
                 message = json.loads(text)
         except RecursionError:
@@ -290,7 +311,7 @@ class Sessions:
                 return None
             if kind == "state":
                 server._update_session_activity(session_id)
-                state = await server._run_in_session_executor(session_id, lambda: env.state)
+                state = await self._work(session_id, "state", lambda: env.state)
                 return {"type": "state", "data": state.model_dump()}
             if kind == "mcp":
                 return await self._mcp(session_id, env, data)
@@ -302,18 +323,16 @@ class Sessions:
                 return error_reply(
                     f'"data" must be a JSON object, got {type(data).__name__}', "VALIDATION_ERROR"
                 )
+            # the reply is built and encoded in the session's worker too: its CPU is the
+            # session's (fair.py), not the event loop's that every session waits on
             if kind == "reset":
-                observation = await self._watched(websocket, session_id, env, data)
+                reply = await self._watched(websocket, session_id, env, data)
                 server._update_session_activity(session_id)
-            elif large:
-                validate = self._action
-                observation = await server._run_in_session_executor(
-                    session_id, lambda: env.step(validate(data))
-                )
-                server._update_session_activity(session_id, increment_step=True)
             else:
-                action = self._action(data)
-                observation = await server._run_in_session_executor(session_id, env.step, action)
+                validate = self._action
+                reply = await self._work(
+                    session_id, "step", lambda: observation_reply(env.step(validate(data)))
+                )
                 server._update_session_activity(session_id, increment_step=True)
         except ValidationError as exc:
             reply = error_reply("Invalid message", "VALIDATION_ERROR")
@@ -321,9 +340,7 @@ class Sessions:
             return reply
         except Exception as exc:  # any failure of one request is its reply, never the session's
             return error_reply(str(exc) or type(exc).__name__, "EXECUTION_ERROR")
-        from openenv.core.env_server.serialization import serialize_observation
-
-        return {"type": "observation", "data": jsonable(serialize_observation(observation))}
+        return reply
 
     def _action(self, data: dict[str, Any]) -> Any:
         """A step's ``data`` as an action: OpenEnv's MCP ones by their ``type``, else the
@@ -352,7 +369,7 @@ class Sessions:
             return rpc_error(rid, -32602, 'tools/call takes params {"name": str, "arguments": {}}')
         action = mcp_action({"type": "call_tool", "tool_name": name, "arguments": arguments})
         try:
-            observation = await self.server._run_in_session_executor(session_id, env.step, action)
+            observation = await self._work(session_id, "step", lambda: env.step(action))
         except Exception as exc:  # the env refused (no episode, no tools): named, not raised
             return rpc_error(rid, -32000, str(exc) or type(exc).__name__)
         self.server._update_session_activity(session_id, increment_step=True)

@@ -1,0 +1,65 @@
+"""The serving guide's fair-CPU table is what its rows recompute to, and the rows show what
+the guide says of them (issue 50 item 3)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+from paths import ROOT
+
+ROWS = "docs/results/rows/openenv_fair"
+COMMAND = f"python benchmarks/openenv_attacks.py --table {ROWS}/before.json {ROWS}/after.json"
+
+
+def recomputed(*paths: str) -> subprocess.CompletedProcess[str]:
+    paths = paths or (f"{ROWS}/before.json", f"{ROWS}/after.json")
+    return subprocess.run(
+        [sys.executable, "benchmarks/openenv_attacks.py", "--table", *paths],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+
+
+def rows(name: str) -> list[dict]:
+    return json.loads((ROOT / ROWS / f"{name}.json").read_text())
+
+
+def test_the_page_s_table_is_the_rows_table():
+    page = (ROOT / "docs" / "guides" / "serving.md").read_text()
+    match = re.search(re.escape(COMMAND) + r"\n```\n\n((?:\|.*\n)+)", page)
+    assert match, f"docs/guides/serving.md prints `{COMMAND}` with its table under it"
+    done = recomputed()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == match.group(1)
+
+
+def test_the_rows_are_the_same_attacks_before_and_after_and_every_victim_replayed():
+    before, after = rows("before"), rows("after")
+    assert [(r["attack"], r["env"]) for r in before] == [(r["attack"], r["env"]) for r in after]
+    assert {r["attack"] for r in after} == {"eval_resets", "train_resets", "curated_resets"}
+    for row in before + after:
+        assert row["victim_mismatches"] == 0 and row["health_not_200"] == 0
+        assert row["stop_exit_code"] == 0 and row["server_tracebacks"] == 0
+
+
+def test_the_expensive_loopers_cost_the_victims_less_than_before():
+    """Where the looped resets are dear (TimetablePlanner-v1's eval and train items), the
+    victims' p99 ratio after is a fraction of before's (the guide's figures)."""
+    before = {(r["attack"], r["env"]): r for r in rows("before")}
+    for row in rows("after"):
+        if row["env"] == "TimetablePlanner-v1" and row["attack"] != "curated_resets":
+            old = before[(row["attack"], row["env"])]
+            assert row["victim_p99_ratio"] * 5 < old["victim_p99_ratio"], row["attack"]
+
+
+def test_a_file_that_is_not_a_saved_run_is_one_line(tmp_path):
+    bad = tmp_path / "rows.json"
+    bad.write_text('{"attack": 1}')
+    done = recomputed(str(bad), str(bad))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "not a saved run" in done.stderr.strip().splitlines()[-1]  # after argparse's usage
