@@ -24,6 +24,9 @@ status, its lines and tracebacks). The attacks:
   handshake (1,002 of them in the attack phase): the lines the server wrote;
 * ``burst``: 48 sessions each send 5 actions of 1M four-byte characters (4 MiB) at once,
   again as soon as all are answered (from a process of their own);
+* ``burst_reset``: the burst, and a 332 KiB TimetablePlanner reset (984 sessions) on a new
+  connection once before it and every 2 s from 3 s into it: their times (use a
+  TimetablePlanner id);
 * ``headers``: 8 clients each send ``GET /health`` with 12,000 headers (118 KiB) in one
   write, again as soon as they have the reply (from a process of their own): the replies'
   statuses are counted;
@@ -63,6 +66,7 @@ ATTACKS = (
     "slowloris",
     "bad_clients",
     "burst",
+    "burst_reset",
     "headers",
     "eval_resets",
     "train_resets",
@@ -253,6 +257,7 @@ async def _attackers(url: str, stop: float, replies: dict[str, int]) -> None:
                 await ws.recv()
                 while time.time() < stop:
                     for _ in range(5):
+                        replies["sent"] = replies.get("sent", 0) + 1  # begun, if not finished
                         await ws.send(frame)
                     for _ in range(5):
                         reply = json.loads(await asyncio.wait_for(ws.recv(), 120))
@@ -283,6 +288,57 @@ async def burst(server: Server, stop: float, env_id: str, out: dict) -> None:
     for kind, count in replies.items():
         key = f"burst_replies_{kind}"
         out[key] = out.get(key, 0) + count
+
+
+def large_reset() -> str:
+    """A TimetablePlanner reset with a scenario of 332 KiB (``scaled_scenario(41)``: 984
+    sessions), the legitimate large message of issue 50."""
+    from meeting_gym.envs.timetable_planner.bench import scaled_scenario
+
+    return json.dumps({"type": "reset", "data": {"scenario": scaled_scenario(41).to_dict()}})
+
+
+async def timed_reset(url: str, message: str) -> tuple[float, str]:
+    """Seconds from sending ``message`` on a new connection to its reply; the reply's kind."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    # no client pings: a server that holds the message unread holds their pongs too
+    async with connect(url, max_size=None, ping_interval=None) as ws:
+        started = time.monotonic()
+        await ws.send(message)
+        try:
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 120))
+        except (TimeoutError, asyncio.TimeoutError, ConnectionClosed):
+            return time.monotonic() - started, "no reply"
+        took = time.monotonic() - started
+    kind = reply["type"] if reply["type"] != "error" else reply["data"].get("code", "error")
+    return took, kind
+
+
+async def burst_reset(server: Server, stop: float, env_id: str, out: dict) -> None:
+    """The burst, and a 332 KiB TimetablePlanner reset on a new connection: once before the
+    burst (its quiet time), then every 2 s from 3 s into it (a TimetablePlanner id)."""
+    if not env_id.startswith("TimetablePlanner"):
+        await burst(server, stop, env_id, out)  # no scenario to reset with: the burst alone
+        return
+    message = await asyncio.to_thread(large_reset)
+    quiet, _ = await timed_reset(server.url, message)
+    out.setdefault("large_reset_quiet_s", round(quiet, 3))
+    flood = asyncio.ensure_future(burst(server, stop, env_id, out))
+    await asyncio.sleep(3.0)
+    times, kinds = [], []
+    while time.monotonic() < stop - 1.0:
+        took, kind = await timed_reset(server.url, message)
+        times.append(took)
+        kinds.append(kind)
+        await asyncio.sleep(2.0)
+    await flood
+    if times:
+        out["large_resets"] = len(times)
+        out["large_resets_answered"] = kinds.count("observation")
+        out["large_reset_attacked_max_s"] = round(max(times), 3)
+        out["large_reset_ratio"] = round(max(times) / quiet, 2)
 
 
 HUGE_HEAD = (
@@ -398,6 +454,7 @@ KINDS = {
     "slowloris": slowloris,
     "bad_clients": bad_clients,
     "burst": burst,
+    "burst_reset": burst_reset,
     "headers": headers,
     "eval_resets": looping("eval"),
     "train_resets": looping("train"),
@@ -460,8 +517,45 @@ def run_attack(name: str, env_id: str, seconds: float) -> dict[str, Any]:
         server.stop()
 
 
+def flood_table(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
+    """Two saved runs of ``burst_reset``, side by side: what became of the actions sent,
+    the victims' p99, the 332 KiB resets' time."""
+    lines = [
+        "| run | actions sent | answered | `SERVER_BUSY` | sessions closed | unanswered "
+        "| victims' step p99: quiet → attacked | 332 KiB reset: quiet → slowest under the "
+        "flood (answered of asked) | RSS above start |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
+    ]
+    for label, rows in (("before", before), ("after", after)):
+        for row in rows:
+            sent = row.get("burst_replies_sent", 0)
+            ok = row.get("burst_replies_ok", 0)
+            busy = row.get("burst_replies_SERVER_BUSY", 0)
+            closed = sum(v for k, v in row.items() if k.startswith("burst_replies_closed"))
+            steps = (
+                f"{row['victim_p99_quiet_ms']} → {row['victim_p99_attacked_ms']} ms "
+                f"({row['victim_p99_ratio']}x)"
+            )
+            if "large_resets" in row:
+                reset = (
+                    f"{row['large_reset_quiet_s']} → {row['large_reset_attacked_max_s']} s "
+                    f"({row['large_reset_ratio']}x; {row['large_resets_answered']} of "
+                    f"{row['large_resets']})"
+                )
+            else:
+                reset = f"{row.get('large_reset_quiet_s', '-')} → none answered in the run"
+            lines.append(
+                f"| {label} | {sent:,} | {ok:,} | {busy:,} | {closed} | {sent - ok - busy:,} "
+                f"| {steps} | {reset} | {row['rss_max_above_start_mb']} MB |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def table(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
-    """Two saved runs (``--json``) of the same attacks, side by side, as a Markdown table."""
+    """Two saved runs (``--json``) of the same attacks, side by side, as a Markdown table
+    (:func:`flood_table` for runs of ``burst_reset``)."""
+    if all(row["attack"] == "burst_reset" for row in before + after):
+        return flood_table(before, after)
     lines = [
         "| attack (env) | run | looping replies | victims' step p99: quiet → attacked "
         "| `/health` p99: quiet → attacked | mismatches, not 200 |",

@@ -63,3 +63,31 @@ def test_a_file_that_is_not_a_saved_run_is_one_line(tmp_path):
     done = recomputed(str(bad), str(bad))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "not a saved run" in done.stderr.strip().splitlines()[-1]  # after argparse's usage
+
+
+FLOOD = "docs/results/rows/openenv_flood"
+FLOOD_COMMAND = (
+    f"python benchmarks/openenv_attacks.py --table {FLOOD}/before.json {FLOOD}/after.json"
+)
+
+
+def test_the_page_s_flood_table_is_its_rows_table():
+    page = (ROOT / "docs" / "guides" / "serving.md").read_text()
+    match = re.search(re.escape(FLOOD_COMMAND) + r"\n```\n\n((?:\|.*\n)+)", page)
+    assert match, f"docs/guides/serving.md prints `{FLOOD_COMMAND}` with its table under it"
+    done = recomputed(f"{FLOOD}/before.json", f"{FLOOD}/after.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == match.group(1)
+
+
+def test_the_flood_after_meets_issue_50s_bar():
+    """Every action sent answered or refused, no session closed, the victims' p99 at most
+    3x quiet, every 332 KiB reset answered within 3x its quiet time."""
+    (row,) = json.loads((ROOT / FLOOD / "after.json").read_text())
+    sent = row["burst_replies_sent"]
+    assert sent >= 48 * 5
+    assert row["burst_replies_ok"] + row["burst_replies_SERVER_BUSY"] == sent
+    assert not any(key.startswith("burst_replies_closed") for key in row)
+    assert row["victim_p99_ratio"] <= 3 and row["victim_mismatches"] == 0
+    assert row["large_resets_answered"] == row["large_resets"] >= 5
+    assert row["large_reset_ratio"] <= 3

@@ -55,9 +55,10 @@ class Budget:
     """The count of large-message bytes in flight in the process, against MAX_INFLIGHT_BYTES.
 
     Two stages share it. While a WebSocket message over SMALL_MESSAGE_BYTES is being
-    read, its connection holds a reservation of MAX_FRAME_BYTES (the most a message can
-    be); a connection that cannot get one stops being read (TCP holds the rest, in the
-    client's buffers) until one is free, first come first served. Once the handler has
+    read, its connection holds a reservation of its size (MAX_FRAME_BYTES, the most a
+    message can be, when it comes in several frames); a message that cannot get one is
+    left unread and refused (the protocol skips its bytes; see ``budgeted_websocket``),
+    and the last PRIORITY_ROOM_BYTES are only for priority messages. Once the handler has
     the message, it counts the message's own size while it answers it, and a message
     that would pass the budget then is refused (``SERVER_BUSY``). HTTP bodies count as
     they arrive. So whatever the clients send, the large messages held at once come to
@@ -88,11 +89,14 @@ class Budget:
         self.refused = 0
         self.waiting: collections.deque[Callable[[], bool]] = collections.deque()
 
-    def reserve(self, size: int) -> bool:
+    def reserve(self, size: int, priority: bool = True) -> bool:
         """Count ``size`` bytes in if they fit (True), else nothing (False). With nothing
         in flight anything fits: a message larger than the budget is read alone, never
-        left waiting for room that cannot come."""
-        if self.used and self.used + size > self.limit:
+        left waiting for room that cannot come. Without ``priority`` the last
+        PRIORITY_ROOM_BYTES are not there to take (they are kept for a fresh connection's
+        moderate message: :func:`priority`)."""
+        room = self.limit if priority else self.limit - limits.PRIORITY_ROOM_BYTES
+        if self.used and self.used + size > room:
             return False
         self.used += size
         self.since_trim += size
@@ -108,7 +112,9 @@ class Budget:
 
     def pace(self, size: int) -> float:
         """Count ``size`` bytes of large messages read; the seconds their reader should
-        now wait so that such bytes come in at ``rate`` (a token bucket of ``burst``)."""
+        now wait so that such bytes come in at ``rate`` (a token bucket of ``burst``). A
+        priority message's reader does not wait, but its bytes are counted: the others
+        wait for them."""
         now = self.clock()
         self.credit = min(self.burst, self.credit + (now - self.paced_at) * self.rate)
         self.paced_at = now
@@ -138,6 +144,14 @@ class Budget:
         )
 
 
+def priority(size: int, quiet_s: float) -> bool:
+    """Whether a large message of ``size`` bytes, from a connection whose last large one
+    was ``quiet_s`` seconds ago, may take the budget's last room and skip the pacing."""
+    return size <= limits.MODERATE_MESSAGE_BYTES and quiet_s >= limits.FRESH_AFTER_S
+
+
+REFUSED_KEY = "meeting_gym.refused"
+"""The key of a received ASGI message that stands for a message left unread: its size."""
 RESERVED_KEY = "meeting_gym.reserved"
 """The key of a received ASGI message that carries the budget its reading reserved."""
 BUDGET = Budget()

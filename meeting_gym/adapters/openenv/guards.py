@@ -8,11 +8,19 @@ import asyncio
 import collections
 import contextlib
 import json
+import math
 import time
 from typing import Any
 
 from meeting_gym.adapters.openenv import limits
-from meeting_gym.adapters.openenv.budget import BUDGET, RESERVED_KEY, Budget
+from meeting_gym.adapters.openenv.budget import (
+    BUDGET,
+    REFUSED_KEY,
+    RESERVED_KEY,
+    Budget,
+    priority,
+)
+from meeting_gym.adapters.openenv.frames import FrameCursor
 from meeting_gym.adapters.openenv.logs import CLIENT_LOG, peer
 
 
@@ -280,12 +288,19 @@ def guarded_h11(max_connections: int) -> type:
 def budgeted_websocket(budget: Budget) -> type:
     """uvicorn's sans-I/O WebSocket protocol, reading large messages only within ``budget``.
 
-    A connection reading a message past SMALL_MESSAGE_BYTES reserves MAX_FRAME_BYTES of
-    the budget (see :class:`Budget`); without room it stops being read until there is.
-    The reservation is held until the app takes the message from the queue. The bytes
-    of large messages are also read at no more than the budget's rate
-    (:data:`LARGE_BYTES_PER_S`, for the whole server): past it a connection pauses. Small
-    messages never wait, so well-behaved sessions are not slowed by a burst.
+    The frames of each connection are followed as they arrive (:class:`FrameCursor`). A
+    message whose first frame is past SMALL_MESSAGE_BYTES reserves its size of the budget
+    (MAX_FRAME_BYTES if more frames follow); with no room for it, the message is left
+    unread, its bytes skipped as they come, and the app gets a refusal in its place (the
+    session answers ``SERVER_BUSY`` and goes on). Held instead, 48 sessions x 5 actions of
+    4 MiB waited minutes for their turn. The last PRIORITY_ROOM_BYTES are kept for a
+    moderate message from a connection that sent no large one lately (:func:`priority`),
+    which is also read unpaced. The reservation is held until the app has answered. The
+    bytes of large messages are read at no more than the budget's rate
+    (:data:`LARGE_BYTES_PER_S`, for the whole server): past it a connection pauses. A
+    message of several frames whose first is small is counted once it grows past
+    SMALL_MESSAGE_BYTES, and waits for room. Small messages never wait, so well-behaved
+    sessions are not slowed by a burst.
     """
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
@@ -299,10 +314,57 @@ def budgeted_websocket(budget: Budget) -> type:
         closed_with: int | None = None  # the code the server failed the connection with
         gone = False
 
+        cursor: FrameCursor | None = None
+        large_at = -math.inf  # when this connection last began a large message (loop time)
+        urgent = False  # the message being read has priority (read unpaced)
+        refused_size = 0  # the size of the message being left unread
+
         def data_received(self, data: bytes) -> None:
+            if not self.handshake_complete:  # the HTTP upgrade request
+                self._read(data)
+                return
+            if self.cursor is None:
+                self.cursor = FrameCursor(self._skip)
+            for piece in self.cursor.split(data):
+                if self.gone:
+                    return
+                if piece is None:
+                    self._refused_unread()
+                else:
+                    self._read(piece)
+
+        def _skip(self, length: int, fin: bool) -> bool:
+            """Whether to leave the message whose first frame has ``length`` bytes unread:
+            it is large and the budget has no room for it (one of several frames counts as
+            MAX_FRAME_BYTES). A frame over MAX_FRAME_BYTES is read on, for uvicorn to close
+            the connection (1009)."""
+            if length <= limits.SMALL_MESSAGE_BYTES or length > limits.MAX_FRAME_BYTES:
+                return False
+            now = self.loop.time()
+            size = length if fin else limits.MAX_FRAME_BYTES
+            urgent = priority(size, now - self.large_at)
+            self.large_at = now
+            if not self.reserved and budget.reserve(size, priority=urgent):
+                self.reserved, self.urgent = size, urgent
+                return False
+            budget.refused += 1
+            self.refused_size = length
+            return True
+
+        def _refused_unread(self) -> None:
+            """The message left unread has ended: the app gets it as a refusal."""
+            if self.close_sent:
+                return
+            self.queue.put_nowait({"type": "websocket.receive", REFUSED_KEY: self.refused_size})
+            if not self.read_paused:  # as uvicorn does for each message: until the app has it
+                self.read_paused = True
+                self.transport.pause_reading()
+
+        def _read(self, data: bytes) -> None:
             self.reading += len(data)
             large = self.reading > limits.SMALL_MESSAGE_BYTES
             if large and not self.reserved and not self.waiting:
+                # a message of several frames, its first one small: held until there is room
                 if budget.reserve(limits.MAX_FRAME_BYTES):
                     self.reserved = limits.MAX_FRAME_BYTES
                 else:
@@ -310,6 +372,8 @@ def budgeted_websocket(budget: Budget) -> type:
                     self.transport.pause_reading()
                     budget.wait(self._admit)
             delay = budget.pace(len(data)) if large else 0.0
+            if self.urgent:
+                delay = 0.0
             super().data_received(data)
             if delay > 0 and not self.gone and not self.paced:
                 self.paced = True
@@ -362,6 +426,7 @@ def budgeted_websocket(budget: Budget) -> type:
                 self.held = collections.deque()
             self.held.append(self.reserved)
             self.reading = self.reserved = 0
+            self.urgent = False
             super().send_receive_event_to_app()
 
         async def receive(self) -> Any:
@@ -371,7 +436,7 @@ def budgeted_websocket(budget: Budget) -> type:
                 self._released()
             if message["type"] == "websocket.disconnect" and self.closed_with is not None:
                 message["code"] = self.closed_with  # uvicorn says 1005 whoever closed
-            if message["type"] == "websocket.receive" and self.held:
+            if message["type"] == "websocket.receive" and REFUSED_KEY not in message and self.held:
                 reserved = self.held.popleft()
                 if reserved:  # handed to the handler, which gives it back after its reply
                     message[RESERVED_KEY] = reserved

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from meeting_gym.adapters.openenv import limits
-from meeting_gym.adapters.openenv.budget import BUDGET, RESERVED_KEY, Budget
+from meeting_gym.adapters.openenv.budget import BUDGET, REFUSED_KEY, RESERVED_KEY, Budget
 from meeting_gym.adapters.openenv.fair import FairShare
 from meeting_gym.adapters.openenv.logs import CLIENT_LOG, peer
 from meeting_gym.adapters.openenv.served import MCP_ACTIONS, jsonable, mcp_action, tool_list
@@ -199,11 +199,12 @@ class Sessions:
             text = message.get("text")
             # the budget this message holds: its reading's reservation, or its own size
             held = message.get(RESERVED_KEY, 0)
+            unread = message.get(REFUSED_KEY, 0)  # left unread: no room for it
             del message
-            size = 0 if text is None else sys.getsizeof(text)
-            if not held and size > limits.SMALL_MESSAGE_BYTES:
+            size = unread or (0 if text is None else sys.getsizeof(text))
+            if not held and not unread and size > limits.SMALL_MESSAGE_BYTES:
                 held = size if self.budget.take(size) else -1
-            if held < 0:
+            if held < 0 or unread:
                 del text  # refused unread: its memory goes at once
                 reply: dict[str, Any] | str | None = error_reply(
                     self.budget.refusal(size), "SERVER_BUSY"

@@ -691,14 +691,16 @@ def test_issue26_http_bodies_past_the_budget_are_refused_with_503(monkeypatch):
 
 def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
     """24 sessions each send 3 actions of 1M four-byte characters (4 MiB) at once: the
-    bytes counted in flight never pass the budget, each action is answered, a small
-    session is answered meanwhile, and the count returns to 0."""
+    bytes counted in flight never pass the budget; each action is answered, or, with no
+    room for it, left unread and refused with SERVER_BUSY (issue 50: it was held, its
+    connection unread, for as long as the others took); every session plays on after, a
+    small session is answered meanwhile, and the count returns to 0."""
     budget = server_budget.BUDGET
     peak = [0]
     reserve = budget.reserve
 
-    def watched(size: int) -> bool:
-        granted = reserve(size)
+    def watched(size: int, priority: bool = True) -> bool:
+        granted = reserve(size, priority)
         peak[0] = max(peak[0], budget.used)
         return granted
 
@@ -707,12 +709,13 @@ def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
     payload = {"type": "step", "data": {"text": "\U0001f600" * (1 << 20)}}
     big = json.dumps(payload, ensure_ascii=False)  # 4 MiB of UTF-8
 
-    async def heavy(addr: str) -> list:
+    async def heavy(addr: str) -> tuple[list, dict]:
         async with connect(f"ws://{addr}/ws", max_size=None) as ws:
             await ask(ws, {"type": "reset", "data": {"seed": 2}})
             for _ in range(3):
                 await ws.send(big)
-            return [json.loads(await asyncio.wait_for(ws.recv(), 4 * TIMEOUT)) for _ in range(3)]
+            replies = [json.loads(await asyncio.wait_for(ws.recv(), 4 * TIMEOUT)) for _ in range(3)]
+            return replies, await ask(ws, {"type": "state"})
 
     async def light(addr: str) -> dict:
         async with connect(f"ws://{addr}/ws") as ws:
@@ -724,12 +727,84 @@ def test_issue26_a_burst_of_large_actions_stays_within_the_budget(monkeypatch):
         return await asyncio.gather(light(addr), *(heavy(addr) for _ in range(24)))
 
     with running("MeetingSlot-v0") as addr:
-        state, *replies = run(scenario(addr))
+        state, *sessions = run(scenario(addr))
         time.sleep(0.5)
         left = budget.used
     assert state["type"] == "state"
-    assert all(r["type"] == "observation" for session in replies for r in session)
-    assert budget.limit >= peak[0] >= limits.MAX_FRAME_BYTES and left == 0
+    replies = [r for session, _ in sessions for r in session]
+    kinds = {r["type"] if r["type"] == "observation" else r["data"]["code"] for r in replies}
+    assert kinds == {"observation", "SERVER_BUSY"}  # 288 MiB sent against a 32 MiB budget
+    busy = next(r for r in replies if r["type"] == "error")
+    assert "MAX_INFLIGHT_BYTES" in busy["data"]["message"]
+    assert all(after["type"] == "state" for _, after in sessions)
+    assert budget.limit >= peak[0] >= 4 << 20 and left == 0
+
+
+def test_issue50_a_fresh_sessions_moderate_message_is_read_during_a_flood(monkeypatch):
+    """While 8 sessions keep the budget full of paced 2 MiB actions (3 at a time each, at
+    512 KiB/s for the server), a session with no large message lately sends a 300 KiB one:
+    it takes the room kept for it and is read unpaced, answered in well under the 0.6 s
+    its bytes alone take at the rate. (Before, it queued behind the others: a 332 KiB reset
+    took 32.9 s instead of 0.66 s; without the kept room it is refused.)"""
+    budget = server_budget.BUDGET
+    monkeypatch.setattr(budget, "rate", float(1 << 19))
+    monkeypatch.setattr(budget, "burst", 1 << 16)
+    monkeypatch.setattr(budget, "credit", float(1 << 16))
+    monkeypatch.setattr(budget, "limit", 8 << 20)  # 3 attackers' 2 MiB fill what they may
+    monkeypatch.setattr(limits, "PRIORITY_ROOM_BYTES", 2 << 20)
+    big = json.dumps({"type": "step", "data": {"text": "x" * (2 << 20)}})
+    moderate = json.dumps({"type": "step", "data": {"text": "y" * (300 << 10)}})
+
+    async def flood(addr: str, stop: float) -> list[str]:
+        kinds = []
+        async with connect(f"ws://{addr}/ws", max_size=None) as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 2}})
+            while time.monotonic() < stop:
+                for _ in range(3):
+                    await ws.send(big)
+                for _ in range(3):
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+                    kind = (
+                        reply["type"] if reply["type"] == "observation" else reply["data"]["code"]
+                    )
+                    kinds.append(kind)
+        return kinds
+
+    async def fresh(addr: str) -> tuple[float, dict]:
+        async with connect(f"ws://{addr}/ws", max_size=None) as ws:
+            await ask(ws, {"type": "reset", "data": {"seed": 3}})
+            await asyncio.sleep(1.5)  # the flood holds the budget
+            started = time.monotonic()
+            reply = await ask(ws, moderate)
+            return time.monotonic() - started, reply
+
+    async def scenario(addr: str):
+        stop = time.monotonic() + 4.0
+        return await asyncio.gather(fresh(addr), *(flood(addr, stop) for _ in range(8)))
+
+    with running("MeetingSlot-v0") as addr:
+        (took, reply), *floods = run(scenario(addr))
+    assert reply["type"] == "observation", reply
+    assert took < 0.4, took
+    assert "SERVER_BUSY" in {kind for kinds in floods for kind in kinds}  # the budget was full
+
+
+def test_issue50_the_last_room_of_the_budget_is_kept_for_priority_messages():
+    """Without priority a reservation may not take the budget's last PRIORITY_ROOM_BYTES;
+    with it, it may; and a priority message is a moderate one from a connection quiet of
+    large ones for FRESH_AFTER_S."""
+    budget = server_budget.Budget(limit=32 << 20)
+    assert budget.reserve(20 << 20, priority=False)
+    assert not budget.reserve(5 << 20, priority=False)  # 25 MiB would pass 32 - 8
+    assert budget.reserve(5 << 20, priority=True)
+    assert not budget.reserve(8 << 20, priority=True)  # 33 MiB would pass the budget
+    budget.give(25 << 20)
+    assert budget.used == 0 and budget.reserve(40 << 20, priority=False)  # alone, anything
+    moderate, fresh = limits.MODERATE_MESSAGE_BYTES, limits.FRESH_AFTER_S
+    assert server_budget.priority(moderate, fresh)
+    assert not server_budget.priority(moderate + 1, fresh)
+    assert not server_budget.priority(moderate, fresh - 0.1)
+    assert server_budget.priority(300 << 10, float("inf"))  # a connection's first
 
 
 def test_issue26_the_budget_paces_large_bytes_to_its_rate():
