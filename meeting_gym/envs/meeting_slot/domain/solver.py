@@ -19,7 +19,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, timedelta
 from functools import lru_cache
 
 from meeting_gym.envs.meeting_slot.domain import zones
@@ -168,9 +167,3 @@ def solve(scenario: Scenario) -> Solution:
             gold = first
             break
     return Solution(starts=tuple(ranges), gold=gold)
-
-
-def local_dates(scenario: Scenario) -> list[date]:
-    """Local dates whose calendars can matter: the day before the window to the day after."""
-    first = scenario.window_start - timedelta(days=1)
-    return [first + timedelta(days=i) for i in range(scenario.window_days + 2)]

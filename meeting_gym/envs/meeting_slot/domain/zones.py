@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from functools import lru_cache
 from importlib import resources
 from zoneinfo import ZoneInfo
@@ -137,8 +137,3 @@ def local_to_utc(parts: list[Piece], local_start: int, local_end: int) -> list[t
             else:
                 out.append((lo, hi))
     return out
-
-
-def to_local(name: str, instant: int) -> datetime:
-    """The wall-clock datetime at a UTC instant (naive), for display and planting."""
-    return datetime.fromtimestamp(instant, timezone.utc).astimezone(zone(name)).replace(tzinfo=None)
