@@ -346,3 +346,32 @@ print("ok")
 """
     result = _run(code)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_human_mode_on_a_headless_machine_says_so_once_without_sdls_line():
+    """With no display, gymnasium's check_env (which makes a human env) printed SDL's
+    "XDG_RUNTIME_DIR is invalid or not set"; now the window is drawn off screen and a
+    RuntimeWarning says so."""
+    pytest.importorskip("pygame")
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in HEADLESS_UNSET}
+    code = (
+        "import numpy as np\n"
+        "from meeting_gym.envs.meeting_slot.render.picture import Window\n"
+        "w = Window()\n"
+        "w.show(np.zeros((20, 30, 3), np.uint8), 1000)\n"
+        "w.show(np.zeros((20, 30, 3), np.uint8), 1000)\n"
+        "print(w.is_open)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
+    assert "XDG_RUNTIME_DIR" not in done.stderr
+    assert done.stderr.count("drawn off screen") == 1, done.stderr
+
+
+HEADLESS_UNSET = ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -688,6 +689,16 @@ class Painter:
 # ----------------------------------------------------------------------------- window
 
 
+def headless() -> bool:
+    """Whether this is a Linux machine with no display to open a window on (and SDL has
+    not been told which video driver to use)."""
+    import sys
+
+    if not sys.platform.startswith("linux") or os.environ.get("SDL_VIDEODRIVER"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 class Window:
     """A pygame window showing frames (Gymnasium's ``human`` rendering convention).
 
@@ -723,6 +734,17 @@ class Window:
         pygame = self._pygame
         size = (frame.shape[1], frame.shape[0])
         if self._screen is None:
+            if headless():
+                # SDL would look for a display, find none, and print "XDG_RUNTIME_DIR is
+                # invalid" on stderr (gymnasium's check_env makes a human env): draw off
+                # screen instead, and say so once, where warnings go
+                os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+                warnings.warn(
+                    "no display (DISPLAY and WAYLAND_DISPLAY are unset): the human window "
+                    "is drawn off screen",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
             pygame.display.init()  # the display only: no audio device is opened
             pygame.display.set_caption(self.caption)
             self._screen = pygame.display.set_mode(size)
