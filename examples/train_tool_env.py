@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agents.finetune import system_prompt_for, trainable
+from meeting_gym.agents.finetune import save_trained, system_prompt_for, trainable
 from meeting_gym.agents.heldout import paired_line
 from meeting_gym.agents.provenance import record_phase
 
@@ -284,8 +284,7 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     steps = -(-len(rows) * args.epochs // args.batch)
     done = len(log) >= steps
     if done:
-        model.save_pretrained(folder)
-        tokenizer.save_pretrained(folder)
+        save_trained(model, tokenizer, folder, args.env, args.prompt_text)
     return {"log": log, "done": done}
 
 
@@ -450,8 +449,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         (state_dir / "grpo_log.json").write_text(json.dumps(log, indent=1))
         if time.perf_counter() - started > args.phase_minutes * 60 and step + 1 < args.grpo_steps:
             return {"log": log, "done": False}
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    save_trained(model, tokenizer, folder, args.env, args.prompt_text)
     (state_dir / "grpo_log.json").write_text(json.dumps(log, indent=1))
     return {"log": log, "done": True}
 

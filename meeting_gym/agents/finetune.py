@@ -33,9 +33,11 @@ __all__ = [
     "first_call_rows",
     "mean_interval",
     "paired_interval",
+    "save_trained",
     "sft_rows",
     "system_prompt_for",
     "trainable",
+    "trained_prompt",
     "with_answer",
 ]
 
@@ -69,6 +71,36 @@ def system_prompt_for(env_id: str, choice: str) -> str | None:
     if not choice.strip():
         raise ValueError("the system prompt is empty")
     return choice
+
+
+PROMPT_FILE = "meeting_gym_prompt.json"
+"""The file in a trained model's folder that says which system prompt it was trained with."""
+
+
+def save_trained(model: Any, tokenizer: Any, folder: Path, env_id: str, prompt: str | None) -> None:
+    """Save ``model`` and ``tokenizer`` to ``folder`` with the system prompt they were trained
+    with (``prompt``; None: the env's own), so that an evaluation of the folder uses it."""
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    record = {"env": env_id, "system_prompt": prompt}
+    (Path(folder) / PROMPT_FILE).write_text(json.dumps(record, indent=1) + "\n")
+
+
+def trained_prompt(model: str) -> tuple[bool, str | None]:
+    """``(True, prompt)`` if ``model`` is a folder that records the system prompt it was
+    trained with (None: the env's own), else ``(False, None)``; ``ValueError`` naming the
+    file if the record cannot be read."""
+    path = Path(model) / PROMPT_FILE
+    if not path.is_file():
+        return False, None
+    try:
+        record = json.loads(path.read_text())
+        prompt = record["system_prompt"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a system prompt record ({exc})") from None
+    if prompt is not None and not isinstance(prompt, str):
+        raise ValueError(f"{path}: system_prompt must be a string or null")
+    return True, prompt
 
 
 _BLOCK = re.compile(r"<([A-Za-z_]+)>(.*)</\1>", re.DOTALL)

@@ -83,8 +83,9 @@ def add_cli_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--system-prompt",
-        default="env",
-        help="env (the env's own, the default), short (the same rules in fewer tokens, as "
+        default=None,
+        help="env (the env's own, the default; for a model folder trained here, the prompt "
+        "it was trained with), short (the same rules in fewer tokens, as "
         "examples/train_tool_env.py trains with; MeetingSlot-v0, CalendarMath-v0, "
         "CronSchedule-v0), or the text itself; the rubric grades the reply either way",
     )
@@ -112,6 +113,24 @@ def system_prompt_option(args: argparse.Namespace) -> str | None:
     from meeting_gym.agents.finetune import system_prompt_for
 
     return system_prompt_for(args.env, getattr(args, "system_prompt", "env") or "env")
+
+
+def local_system_prompt(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The system prompt for ``--policy local``, and a line saying where it came from: with
+    no ``--system-prompt``, a model folder's own record (:func:`trained_prompt`), else
+    :func:`system_prompt_option`. A model evaluated without the prompt it was trained with
+    scored 0.000 instead of 0.200, silently."""
+    from meeting_gym.agents.finetune import PROMPT_FILE, trained_prompt
+
+    if getattr(args, "system_prompt", None) is None:
+        found, prompt = trained_prompt(args.model)
+        if found:
+            what = "the env's own" if prompt is None else f"{len(prompt)} characters"
+            return prompt, (
+                f"system prompt: the one {args.model} was trained with ({what}; from its "
+                f"{PROMPT_FILE}); --system-prompt overrides it"
+            )
+    return system_prompt_option(args), None
 
 
 def agent_factory(args: argparse.Namespace) -> Callable[[], LLMAgent]:
@@ -239,7 +258,9 @@ def local_agent_factory(
     if not args.model:
         raise ValueError("--policy local needs --model (a folder, a .gguf file or smollm2)")
     check_max_tokens(args.max_tokens)
-    system_prompt = system_prompt_option(args)
+    system_prompt, note = local_system_prompt(args)
+    if note and progress is not None:
+        progress.say(note)
     if args.temperature is not None and args.temperature < 0:
         raise ValueError(f"--temperature must be at least 0, got {args.temperature}")
     resolve_model(args.model)  # a missing model is a one-line error before transformers loads
