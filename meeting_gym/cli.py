@@ -76,19 +76,38 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _items(args: argparse.Namespace, task: Any) -> list[Any]:
-    from meeting_gym.core.splits import load_split
+    from meeting_gym.core.splits import DEFAULT_SIZES, MAX_EVAL_ITEMS, load_split, split_item
 
+    start = getattr(args, "skip", 0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        items = load_split(
-            args.split, n=args.n, seed=args.seed, difficulty=args.difficulty, env=task
-        )
+        if not start:
+            items = load_split(
+                args.split, n=args.n, seed=args.seed, difficulty=args.difficulty, env=task
+            )
+        elif args.split in DEFAULT_SIZES:  # drawn: each item by its index
+            size = args.n or DEFAULT_SIZES[args.split]
+            walked = args.split == "eval" and task.eval_draws != "independent"
+            if walked and start + size > MAX_EVAL_ITEMS:  # said before any walk
+                raise UserError(
+                    f"--skip {start} with {size} items passes the eval split's bound of "
+                    f"{MAX_EVAL_ITEMS} items on {args.env} (a -v1 id has no bound)"
+                )
+            items = [
+                split_item(task, args.split, index, args.seed, args.difficulty)[0]
+                for index in range(start, start + size)
+            ]
+        else:  # a fixed list
+            listed = load_split(args.split, seed=args.seed, difficulty=args.difficulty, env=task)
+            items = listed[start : start + args.n if args.n else None]
     for warning in caught:  # one plain line, not Python's warning format
         print(f"meeting-gym: note: {warning.message}", file=sys.stderr)
     if not items:
         what = f"split {args.split!r}"
         if args.difficulty is not None:
             what += f" with difficulty {args.difficulty!r}"
+        if start:
+            what += f" from index {start}"
         raise UserError(f"{what} of {args.env} has no items: nothing to evaluate")
     return items
 
@@ -311,7 +330,9 @@ def _agent_maker(
 
 
 def _split_options(args: argparse.Namespace, index: int) -> dict[str, Any]:
-    """The reset options that address item ``index`` of the evaluated split."""
+    """The reset options that address item ``index`` of the evaluated items (past the
+    ``--skip`` ones: item ``skip + index`` of the split)."""
+    index += getattr(args, "skip", 0)
     options: dict[str, Any] = {"split": args.split, "index": index, "split_seed": args.seed}
     if args.difficulty is not None:
         options["difficulty"] = args.difficulty
@@ -501,6 +522,13 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
             "--split", choices=split_names(task) if task is not None else SPLITS, default="curated"
         )
         p.add_argument("-n", type=_positive, default=None, help="number of items (split default)")
+        p.add_argument(
+            "--skip",
+            type=_nonnegative,
+            default=0,
+            help="items of the split to pass over first (0); e.g. --split eval --skip 15 "
+            "passes over MeetingSlot's 15 curated items, which open its eval split",
+        )
         p.add_argument("--seed", type=int, default=DEFAULT_SEED)
         levels = task.difficulties if task is not None else None
         p.add_argument("--difficulty", choices=levels, default=None)

@@ -258,3 +258,45 @@ def test_n_below_1_is_one_line_saying_so_whatever_the_value(value, capsys):
     """-n -3 said "non-negative" and -n 0 then "selects nothing": one rule, said once."""
     assert main(["eval", "-n", value]) == 2
     assert f"must be at least 1, got {value}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("env_id", ["MeetingSlot-v0", "MeetingSlot-v1"])
+def test_skip_passes_over_the_first_items_of_a_split_with_no_curated_note(env_id, capsys):
+    """--skip K gives items K.. of the split (issue 49 item 8: a small held-out evaluation
+    was only ever the curated items that open the eval split)."""
+    import argparse
+
+    from meeting_gym.cli import _items
+    from meeting_gym.core.registry import make_task
+    from meeting_gym.core.splits import load_split
+
+    task = make_task(env_id)
+    ns = argparse.Namespace(split="eval", n=3, seed=7, difficulty=None, skip=15, env=env_id)
+    got = _items(ns, task)
+    expected = load_split("eval", n=18, seed=7, env=task)[15:]
+    assert [task.item_id(i) for i in got] == [task.item_id(i) for i in expected]
+    assert "curated" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["eval", "--split", "eval", "--skip", "998", "-n", "3"], "bound of 1000"),
+        (["eval", "--split", "curated", "--skip", "99"], "from index 99"),
+        (["eval", "--skip", "-1"], "must be non-negative"),
+    ],
+)
+def test_a_skip_past_the_items_is_one_line(args, fragment, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and fragment in err, err
+
+
+def test_rows_of_a_skipped_evaluation_address_the_items_played():
+    """A row's reset options name the split index of its item: with --skip, past them."""
+    import argparse
+
+    from meeting_gym.cli import _split_options
+
+    ns = argparse.Namespace(split="eval", seed=3, difficulty=None, skip=15)
+    assert _split_options(ns, 2) == {"split": "eval", "index": 17, "split_seed": 3}
