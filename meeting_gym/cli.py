@@ -458,7 +458,7 @@ def _envs(args: argparse.Namespace) -> int:
         summary = task_class(env_id).summary
         notes = [f"{k}={v!r}" for k, v in entry.kwargs.items()]
         if entry.eval_draws == "independent":
-            notes.append("eval items in constant time")
+            notes.append("eval items in constant time, may repeat: docs/versions.md")
         note = f" ({'; '.join(notes)})" if notes else ""
         print(f"{env_id:<{width}}  {summary}{note}")
     return 0
