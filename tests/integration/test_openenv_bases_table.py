@@ -4,10 +4,10 @@ it meets issue 48's bar (every figure within 1.5x of the old base's)."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
+from page_tables import assert_page_table_is_recomputed
 from paths import ROOT
 
 ROWS = "docs/results/rows/openenv_bases/attacks.json"
@@ -25,12 +25,7 @@ def recomputed(rows: str = ROWS) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_page_s_table_is_the_rows_table():
-    page = (ROOT / "docs" / "guides" / "serving.md").read_text()
-    match = re.search(re.escape(COMMAND) + r"\n```\n\n((?:\|.*\n)+)", page)
-    assert match, f"docs/guides/serving.md prints `{COMMAND}` with its table under it"
-    done = recomputed()
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == match.group(1)
+    assert_page_table_is_recomputed("docs/guides/serving.md", COMMAND)
 
 
 def test_the_rows_meet_the_bar_and_name_both_bases():

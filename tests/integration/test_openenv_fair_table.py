@@ -4,10 +4,10 @@ the guide says of them (issue 50 item 3)."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
+from page_tables import assert_page_table_is_recomputed
 from paths import ROOT
 
 ROWS = "docs/results/rows/openenv_fair"
@@ -30,12 +30,7 @@ def rows(name: str) -> list[dict]:
 
 
 def test_the_page_s_table_is_the_rows_table():
-    page = (ROOT / "docs" / "guides" / "serving.md").read_text()
-    match = re.search(re.escape(COMMAND) + r"\n```\n\n((?:\|.*\n)+)", page)
-    assert match, f"docs/guides/serving.md prints `{COMMAND}` with its table under it"
-    done = recomputed()
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == match.group(1)
+    assert_page_table_is_recomputed("docs/guides/serving.md", COMMAND)
 
 
 def test_the_rows_are_the_same_attacks_before_and_after_and_every_victim_replayed():
@@ -72,12 +67,7 @@ FLOOD_COMMAND = (
 
 
 def test_the_page_s_flood_table_is_its_rows_table():
-    page = (ROOT / "docs" / "guides" / "serving.md").read_text()
-    match = re.search(re.escape(FLOOD_COMMAND) + r"\n```\n\n((?:\|.*\n)+)", page)
-    assert match, f"docs/guides/serving.md prints `{FLOOD_COMMAND}` with its table under it"
-    done = recomputed(f"{FLOOD}/before.json", f"{FLOOD}/after.json")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == match.group(1)
+    assert_page_table_is_recomputed("docs/guides/serving.md", FLOOD_COMMAND)
 
 
 def test_the_flood_after_meets_issue_50s_bar():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
+from typing import Any
 
 import pytest
 
@@ -71,16 +72,23 @@ async def immediate(work):
     return work()
 
 
+def gated() -> tuple[asyncio.Event, Any]:
+    """A gate, and a ``submit`` whose work runs once the gate is set (a worker still busy)."""
+    gate = asyncio.Event()
+
+    async def held(work):
+        await gate.wait()
+        return work()
+
+    return gate, held
+
+
 def test_light_work_runs_beside_heavy_work_and_heavy_work_takes_turns():
     async def scenario() -> list[str]:
         share, _ = fair()
         share.charge("quiet", "step", 0.0001)
         order: list[str] = []
-        release = asyncio.Event()
-
-        async def held(work):  # a worker still busy until released
-            await release.wait()
-            return work()
+        release, held = gated()
 
         first = asyncio.ensure_future(share.run("x", "reset", held, lambda: order.append("x")))
         await asyncio.sleep(0)
@@ -102,11 +110,7 @@ def test_the_heavy_lane_serves_the_session_with_the_least_cpu_lately_first():
         share.charge("greedy", "other", 5.0)
         share.charge("modest", "other", 0.5)
         order: list[str] = []
-        gate = asyncio.Event()
-
-        async def held(work):
-            await gate.wait()
-            return work()
+        gate, held = gated()
 
         blocker = asyncio.ensure_future(share.run("first", "reset", held, lambda: None))
         await asyncio.sleep(0)
@@ -126,11 +130,7 @@ def test_the_heavy_lane_serves_the_session_with_the_least_cpu_lately_first():
 def test_long_heavy_work_lets_the_next_start_after_its_turn_up_to_the_most_running():
     async def scenario() -> list[int]:
         share, clock = fair(heavy_turn_s=0.05, heavy_max=2)
-        gate = asyncio.Event()
-
-        async def held(work):
-            await gate.wait()
-            return work()
+        gate, held = gated()
 
         runs = [
             asyncio.ensure_future(share.run(f"s{k}", "reset", held, lambda: None)) for k in range(3)
@@ -154,11 +154,7 @@ def test_long_heavy_work_lets_the_next_start_after_its_turn_up_to_the_most_runni
 def test_a_waiter_cancelled_leaves_the_lane_as_it_was():
     async def scenario() -> None:
         share, _ = fair()
-        gate = asyncio.Event()
-
-        async def held(work):
-            await gate.wait()
-            return work()
+        gate, held = gated()
 
         running = asyncio.ensure_future(share.run("a", "reset", held, lambda: None))
         await asyncio.sleep(0)
