@@ -275,19 +275,10 @@ async def _attackers(url: str, stop: float, replies: dict[str, int]) -> None:
     await asyncio.gather(*(attacker() for _ in range(48)))
 
 
-def _attack_process(url: str, stop: float, out: Any) -> None:
-    replies: dict[str, int] = {}
-    asyncio.run(_attackers(url, stop, replies))
-    out.put(replies)
-
-
 async def burst(server: Server, stop: float, env_id: str, out: dict) -> None:
     """The attackers in a process of their own: sending 4 MiB frames would otherwise hold
     up the victims' own event loop, and their latency would be the client's."""
-    replies = await _in_process(_attack_process, server.url, stop)
-    for kind, count in replies.items():
-        key = f"burst_replies_{kind}"
-        out[key] = out.get(key, 0) + count
+    add_counts(out, "burst_replies_", await _in_process(_attackers, server.url, stop))
 
 
 def large_reset() -> str:
@@ -368,29 +359,34 @@ async def _head_senders(port: int, stop: float, statuses: dict[str, int]) -> Non
     await asyncio.gather(*(sender() for _ in range(8)))
 
 
-def _head_process(port: int, stop: float, out: Any) -> None:
-    statuses: dict[str, int] = {}
-    asyncio.run(_head_senders(port, stop, statuses))
-    out.put(statuses)
-
-
 async def headers(server: Server, stop: float, env_id: str, out: dict) -> None:
     """The head senders in a process of their own (their 118 KiB writes would otherwise
     be the victims' latency), their replies' statuses counted."""
-    counts = await _in_process(_head_process, server.port, stop)
-    for status, count in counts.items():
-        key = f"headers_replies_{status}"
-        out[key] = out.get(key, 0) + count
+    add_counts(out, "headers_replies_", await _in_process(_head_senders, server.port, stop))
 
 
-async def _in_process(target: Any, address: Any, stop: float) -> dict[str, int]:
-    """``target(address, wall-clock stop, queue)`` in a spawned process; what it puts."""
+def _counted(attack: Any, address: Any, stop: float, queue: Any) -> None:
+    """``attack(address, wall-clock stop, counts)`` run to its end; the counts put on ``queue``."""
+    counts: dict[str, int] = {}
+    asyncio.run(attack(address, stop, counts))
+    queue.put(counts)
+
+
+def add_counts(out: dict, prefix: str, counts: dict[str, int]) -> None:
+    """Add ``counts`` into ``out``, each key prefixed (an attack can run twice)."""
+    for key, count in counts.items():
+        out[prefix + key] = out.get(prefix + key, 0) + count
+
+
+async def _in_process(attack: Any, address: Any, stop: float) -> dict[str, int]:
+    """The attack coroutine ``attack(address, wall-clock stop, counts)`` in a spawned process
+    (its own work is then not the victims' latency); the counts it kept."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     wall_stop = time.time() + (stop - time.monotonic())
-    process = context.Process(target=target, args=(address, wall_stop, queue))
+    process = context.Process(target=_counted, args=(attack, address, wall_stop, queue))
     process.start()
     try:
         return await asyncio.to_thread(queue.get, True, stop - time.monotonic() + 180)
@@ -411,9 +407,12 @@ def loop_message(kind: str, draw: random.Random) -> dict[str, Any]:
     return {"type": "reset", "data": {"split": "curated", "index": draw.randrange(3)}}
 
 
-async def _loopers(url: str, stop: float, kind: str, replies: dict[str, int]) -> None:
-    """LOOPERS sessions each asking ``kind`` resets, the next as soon as one is answered."""
+async def _loopers(address: tuple[str, str], stop: float, replies: dict[str, int]) -> None:
+    """LOOPERS sessions each asking ``kind`` resets (``address`` is the url and the kind),
+    the next as soon as one is answered."""
     from websockets.asyncio.client import connect
+
+    url, kind = address
 
     async def looper(number: int) -> None:
         draw = random.Random(number)
@@ -429,22 +428,13 @@ async def _loopers(url: str, stop: float, kind: str, replies: dict[str, int]) ->
     await asyncio.gather(*(looper(number) for number in range(LOOPERS)))
 
 
-def _loop_process(address: tuple[str, str], stop: float, out: Any) -> None:
-    url, kind = address
-    replies: dict[str, int] = {}
-    asyncio.run(_loopers(url, stop, kind, replies))
-    out.put(replies)
-
-
 def looping(kind: str) -> Any:
     """The attack of LOOPERS sessions looping ``kind`` resets (from a process of their own,
     so their own work is not the victims' latency), their replies counted."""
 
     async def attack(server: Server, stop: float, env_id: str, out: dict) -> None:
-        replies = await _in_process(_loop_process, (server.url, kind), stop)
-        for key, count in replies.items():
-            name = f"{kind}_resets_replies_{key}"
-            out[name] = out.get(name, 0) + count
+        counts = await _in_process(_loopers, (server.url, kind), stop)
+        add_counts(out, f"{kind}_resets_replies_", counts)
 
     return attack
 
