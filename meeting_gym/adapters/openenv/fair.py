@@ -1,13 +1,17 @@
-"""Fair CPU between sessions: light work runs at once, heavy work takes turns.
+"""Fair CPU between sessions: light and heavy work each take turns in a lane of their own.
 
 Every session's reset and step runs in its own worker thread, and Python runs one thread
 at a time: 32 sessions looping ~50 ms resets kept 32 threads asking for the interpreter,
 and a quiet session's 0.1 ms step waited behind them (its p99 went from 2.1 to 554 ms).
-Here a request runs at once only if what its session's requests of that kind have cost
-lately is small (LIGHT_WORK_S); heavier ones, and kinds a session has not run yet, queue
-for one shared lane, where the waiting session that has used the least CPU lately goes
-next. So however many sessions loop expensive requests, a quiet one's cheap step
-competes with one of them, and each of them gets its turn in proportion, no more.
+Here a request is light if what its session's requests of that kind have cost lately is
+small (LIGHT_WORK_S); heavier ones, and kinds a session has not run yet, are heavy. Each
+kind of work has one lane, and a lane runs one request at a time (more only once the
+running one has had its turn). In the heavy lane the waiting session that has used the
+least CPU lately goes next; in the light lane kinds take turns (a step, then a reset, ...).
+So a quiet session's cheap step competes with one expensive request, not with one each of
+every session looping them; and 32 sessions looping cheap resets (0.2 ms each, all at
+once in their own threads before: a quiet session's step p99 went to 20x) delay that step
+by about one reset.
 """
 
 from __future__ import annotations
@@ -43,7 +47,74 @@ class Usage:
 class Waiter:
     arrived: int
     session: str
+    kind: str
     admitted: asyncio.Future
+
+
+class Lane:
+    """Work that takes turns: at most one runs, unless what runs has had its turn
+    (``turn_s``: a long request does not hold the lane for its whole length), then up to
+    ``running_max``; ``pick`` chooses who of the waiting goes next (used from the event
+    loop only)."""
+
+    def __init__(
+        self,
+        turn_s: float,
+        running_max: int,
+        pick: Callable[[list[Waiter], float], Waiter],
+        clock: Callable[[], float],
+    ) -> None:
+        self.turn_s, self.running_max, self.pick, self.clock = turn_s, running_max, pick, clock
+        self.waiting: list[Waiter] = []
+        self.running: dict[int, float] = {}  # work running: its ticket, its start
+        self.last_kind = ""
+        self.tickets = 0
+        self.timer: asyncio.TimerHandle | None = None
+
+    async def turn(self, session: str, kind: str) -> int:
+        """Wait for the lane; the ticket to give back to :meth:`done`."""
+        self.tickets += 1
+        loop = asyncio.get_running_loop()
+        waiter = Waiter(self.tickets, session, kind, loop.create_future())
+        self.waiting.append(waiter)
+        self._admit()
+        try:
+            return await waiter.admitted
+        except asyncio.CancelledError:
+            if waiter in self.waiting:
+                self.waiting.remove(waiter)
+            elif waiter.admitted.done() and not waiter.admitted.cancelled():
+                self.done(waiter.admitted.result())  # admitted, never ran
+            raise
+
+    def done(self, ticket: int) -> None:
+        """The work of ``ticket`` ended: the next may start."""
+        self.running.pop(ticket, None)
+        self._admit()
+
+    def _later(self, wait: float) -> None:
+        self.timer = asyncio.get_running_loop().call_later(wait, self._admit)
+
+    def _admit(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        while self.waiting:
+            now = self.clock()
+            if self.running:
+                youngest = max(self.running.values())
+                if len(self.running) >= self.running_max:
+                    return  # a finish admits the next
+                if now - youngest < self.turn_s:
+                    self._later(self.turn_s - (now - youngest))
+                    return
+            waiter = self.pick(self.waiting, now)
+            self.waiting.remove(waiter)
+            if waiter.admitted.done():  # cancelled meanwhile
+                continue
+            self.running[waiter.arrived] = now
+            self.last_kind = waiter.kind
+            waiter.admitted.set_result(waiter.arrived)
 
 
 class FairShare:
@@ -55,20 +126,19 @@ class FairShare:
         half_life_s: float = limits.WORK_HALF_LIFE_S,
         heavy_turn_s: float = limits.HEAVY_TURN_S,
         heavy_max: int = limits.HEAVY_RUNNING_MAX,
+        light_turn_s: float = limits.LIGHT_TURN_S,
+        light_max: int = limits.LIGHT_RUNNING_MAX,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.light_s, self.half_life = light_s, half_life_s
-        self.heavy_turn_s, self.heavy_max = heavy_turn_s, heavy_max
         self.clock = clock
         self.usage: dict[str, Usage] = {}
-        self.waiting: list[Waiter] = []
-        self.running: dict[int, float] = {}  # heavy work running: its ticket, its start
-        self.tickets = 0
-        self.timer: asyncio.TimerHandle | None = None
+        self.light_lane = Lane(light_turn_s, light_max, self._other_kind, clock)
+        self.heavy = Lane(heavy_turn_s, heavy_max, self._least_spent, clock)
 
     def light(self, session: str, kind: str) -> bool:
-        """Whether ``session``'s next ``kind`` request runs at once: its dearest recent one
-        cost at most ``light_s`` (decayed; a kind never run is not light)."""
+        """Whether ``session``'s next ``kind`` request goes in the light lane: its dearest
+        recent one cost at most ``light_s`` (decayed; a kind never run is not light)."""
         usage = self.usage.get(session)
         if usage is None or kind not in usage.dearest:
             return False
@@ -94,6 +164,17 @@ class FairShare:
         """The session ended: its usage goes (a waiter of it, if any, still gets its turn)."""
         self.usage.pop(session, None)
 
+    def _least_spent(self, waiting: list[Waiter], now: float) -> Waiter:
+        """The heavy lane's next: the session with the least CPU lately."""
+        return min(waiting, key=lambda w: (self.spent(w.session, now), w.arrived))
+
+    def _other_kind(self, waiting: list[Waiter], now: float) -> Waiter:
+        """The light lane's next: the first to come of another kind than the last one
+        admitted, else the first to come. Kinds take turns, so sessions looping cheap
+        resets delay another session's step by one reset, not by one reset each."""
+        last = self.light_lane.last_kind
+        return next((w for w in waiting if w.kind != last), waiting[0])
+
     async def run(
         self,
         session: str,
@@ -115,56 +196,10 @@ class FairShare:
             finally:
                 spent[0] = time.thread_time() - started
 
-        if self.light(session, kind):
-            try:
-                return await submit(timed)
-            finally:
-                self.charge(session, kind, spent[0])
-        ticket = await self._turn(session)
+        lane = self.light_lane if self.light(session, kind) else self.heavy
+        ticket = await lane.turn(session, kind)
         try:
             return await submit(timed)
         finally:
             self.charge(session, kind, spent[0])
-            self.running.pop(ticket, None)
-            self._admit()
-
-    async def _turn(self, session: str) -> int:
-        """Wait for the heavy lane; the ticket of the work admitted."""
-        self.tickets += 1
-        waiter = Waiter(self.tickets, session, asyncio.get_running_loop().create_future())
-        self.waiting.append(waiter)
-        self._admit()
-        try:
-            return await waiter.admitted
-        except asyncio.CancelledError:
-            if waiter in self.waiting:
-                self.waiting.remove(waiter)
-            elif waiter.admitted.done() and not waiter.admitted.cancelled():
-                self.running.pop(waiter.admitted.result(), None)  # admitted, never ran
-                self._admit()
-            raise
-
-    def _admit(self) -> None:
-        """Start the next heavy work if the lane is free: nothing running, or everything
-        running has had its turn (``heavy_turn_s``: a long walk does not hold the lane
-        for its whole length) and fewer than ``heavy_max`` run."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        while self.waiting:
-            now = self.clock()
-            if self.running:
-                youngest = max(self.running.values())
-                if len(self.running) >= self.heavy_max:
-                    return  # a finish admits the next
-                if now - youngest < self.heavy_turn_s:
-                    loop = asyncio.get_running_loop()
-                    wait = self.heavy_turn_s - (now - youngest)
-                    self.timer = loop.call_later(wait, self._admit)
-                    return
-            waiter = min(self.waiting, key=lambda w: (self.spent(w.session, now), w.arrived))
-            self.waiting.remove(waiter)
-            if waiter.admitted.done():  # cancelled meanwhile
-                continue
-            self.running[waiter.arrived] = now
-            waiter.admitted.set_result(waiter.arrived)
+            lane.done(ticket)

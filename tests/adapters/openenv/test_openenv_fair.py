@@ -94,14 +94,67 @@ def test_light_work_runs_beside_heavy_work_and_heavy_work_takes_turns():
         await asyncio.sleep(0)
         second = asyncio.ensure_future(share.run("y", "reset", held, lambda: order.append("y")))
         await asyncio.sleep(0)
-        assert len(share.running) == 1 and len(share.waiting) == 1  # y waits its turn
+        assert len(share.heavy.running) == 1 and len(share.heavy.waiting) == 1  # y waits
         await share.run("quiet", "step", immediate, lambda: order.append("quiet"))
         release.set()
         await asyncio.gather(first, second)
-        assert not share.running and not share.waiting
+        assert not share.heavy.running and not share.heavy.waiting
         return order
 
     assert asyncio.run(scenario()) == ["quiet", "x", "y"]
+
+
+def test_light_work_takes_turns_by_kind_so_looped_resets_delay_a_step_by_one_reset():
+    """32 sessions' cheap resets wait in the light lane; a quiet session's step that comes
+    after them goes next but one (the reset running ends first), not last."""
+
+    async def scenario() -> list[str]:
+        share, _ = fair()
+        order: list[str] = []
+        gate, held = gated()
+        for name in [f"r{k}" for k in range(32)] + ["quiet"]:
+            share.charge(name, "reset" if name != "quiet" else "step", 0.0002)
+        runs = [asyncio.ensure_future(share.run("r0", "reset", held, lambda: order.append("r0")))]
+        await asyncio.sleep(0)
+        for k in range(1, 32):
+            work = (lambda n: lambda: order.append(n))(f"r{k}")
+            runs.append(asyncio.ensure_future(share.run(f"r{k}", "reset", immediate, work)))
+        await asyncio.sleep(0)
+        runs.append(
+            asyncio.ensure_future(
+                share.run("quiet", "step", immediate, lambda: order.append("quiet"))
+            )
+        )
+        await asyncio.sleep(0)
+        lane = share.light_lane
+        assert len(lane.running) == 1 and len(lane.waiting) == 32  # one light at a time
+        gate.set()
+        await asyncio.gather(*runs)
+        assert not lane.running and not lane.waiting and not share.heavy.waiting
+        return order
+
+    order = asyncio.run(scenario())
+    assert order[:2] == ["r0", "quiet"]  # kinds take turns
+    assert order[2:] == [f"r{k}" for k in range(1, 32)]  # first come first within a kind
+
+
+def test_long_light_work_lets_the_next_start_after_its_turn():
+    """A light request that turns out long (LIGHT_TURN_S) does not hold the lane."""
+
+    async def scenario() -> int:
+        share, clock = fair(light_turn_s=0.005)
+        share.charge("a", "step", 0.0001)
+        share.charge("b", "step", 0.0001)
+        gate, held = gated()
+        long = asyncio.ensure_future(share.run("a", "step", held, lambda: None))
+        await asyncio.sleep(0)
+        clock.now += 0.01
+        answer = await asyncio.wait_for(share.run("b", "step", immediate, lambda: 3), 1)
+        gate.set()
+        await long
+        return answer
+
+    assert asyncio.run(scenario()) == 3
 
 
 def test_the_heavy_lane_serves_the_session_with_the_least_cpu_lately_first():
@@ -119,7 +172,7 @@ def test_the_heavy_lane_serves_the_session_with_the_least_cpu_lately_first():
             work = (lambda n: lambda: order.append(n))(name)
             runs.append(asyncio.ensure_future(share.run(name, "reset", immediate, work)))
             await asyncio.sleep(0)
-        assert len(share.waiting) == 3
+        assert len(share.heavy.waiting) == 3
         gate.set()
         await asyncio.gather(blocker, *runs)
         return order
@@ -136,16 +189,17 @@ def test_long_heavy_work_lets_the_next_start_after_its_turn_up_to_the_most_runni
             asyncio.ensure_future(share.run(f"s{k}", "reset", held, lambda: None)) for k in range(3)
         ]
         await asyncio.sleep(0)
-        counts = [len(share.running)]
+        lane = share.heavy
+        counts = [len(lane.running)]
         clock.now += 0.06  # the first has had its turn: the timer lets the second in
         await asyncio.sleep(0.08)
-        counts.append(len(share.running))
+        counts.append(len(lane.running))
         clock.now += 0.06
         await asyncio.sleep(0.08)
-        counts.append(len(share.running))  # at most heavy_max, however long they run
+        counts.append(len(lane.running))  # at most heavy_max, however long they run
         gate.set()
         await asyncio.gather(*runs)
-        counts.append(len(share.running) + len(share.waiting))
+        counts.append(len(lane.running) + len(lane.waiting))
         return counts
 
     assert asyncio.run(scenario()) == [1, 2, 2, 0]
@@ -163,10 +217,10 @@ def test_a_waiter_cancelled_leaves_the_lane_as_it_was():
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
-        assert share.waiting == [] and len(share.running) == 1
+        assert share.heavy.waiting == [] and len(share.heavy.running) == 1
         gate.set()
         await running
-        assert share.running == {}
+        assert share.heavy.running == {}
         # and the lane still serves: the next heavy request runs at once
         assert await share.run("c", "reset", immediate, lambda: 7) == 7
 
@@ -212,4 +266,5 @@ def test_work_that_raises_is_charged_and_frees_the_lane():
         return share
 
     share = asyncio.run(scenario())
-    assert share.running == {} and share.waiting == [] and "reset" in share.usage["a"].dearest
+    lane = share.heavy
+    assert lane.running == {} and lane.waiting == [] and "reset" in share.usage["a"].dearest
