@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.envs.meeting_slot.bench import TEXT_ANSWERS, text_action_pool
+from meeting_gym.bench.meeting_slot import TEXT_ANSWERS, text_action_pool
 
 ANSWER_RATE = 0.25
 

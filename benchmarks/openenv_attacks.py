@@ -284,7 +284,7 @@ async def burst(server: Server, stop: float, env_id: str, out: dict) -> None:
 def large_reset() -> str:
     """A TimetablePlanner reset with a scenario of 332 KiB (``scaled_scenario(41)``: 984
     sessions), the legitimate large message of issue 50."""
-    from meeting_gym.envs.timetable_planner.bench import scaled_scenario
+    from meeting_gym.bench.timetable_planner import scaled_scenario
 
     return json.dumps({"type": "reset", "data": {"scenario": scaled_scenario(41).to_dict()}})
 

@@ -18,7 +18,7 @@ import argparse
 import random
 import time
 
-from meeting_gym.envs.timetable_planner.bench import random_moves, scaled_scenario
+from meeting_gym.bench.timetable_planner import random_moves, scaled_scenario
 from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
 from meeting_gym.envs.timetable_planner.domain.scoring import reference_scores
 

@@ -22,8 +22,8 @@ from typing import Any
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports an old module name as the module it moved to (the same object), warning."""
 
-    def __init__(self, moves: Mapping[str, str]) -> None:
-        self.moves = dict(moves)
+    def __init__(self, moves: Mapping[str, str], since: str, until: str) -> None:
+        self.moves, self.since, self.until = dict(moves), since, until
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname not in self.moves:
@@ -33,7 +33,8 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: Any) -> ModuleType:
         new = self.moves[spec.name]
         warnings.warn(
-            f"{spec.name} moved to {new} in meeting_gym 0.3.0; the old name goes in 0.4.0",
+            f"{spec.name} moved to {new} in meeting_gym {self.since}; "
+            f"the old name goes in {self.until}",
             DeprecationWarning,
             stacklevel=2,
         )
@@ -44,13 +45,22 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """Nothing to run: the module was imported under its new name."""
 
 
-def alias_modules(package: str, moves: Mapping[str, str]) -> None:
-    """Keep ``package``'s submodules that moved importable by their old names until 0.4.0.
+def alias_modules(
+    package: str, moves: Mapping[str, str], *, since: str = "0.3.0", until: str = "0.4.0"
+) -> None:
+    """Keep ``package``'s submodules that moved importable by their old names until ``until``.
 
-    ``moves`` maps an old name to its new one, both relative to ``package``
-    (``{"solver": "domain.solver"}``). Call it from the package's ``__init__``.
+    ``moves`` maps an old name relative to ``package`` to its new one, relative to
+    ``package`` too (``{"solver": "domain.solver"}``) or, when it left the package, whole
+    (``{"bench": "meeting_gym.bench.meeting_slot"}``). Call it from the package's ``__init__``.
     """
-    finder = _MovedModules({f"{package}.{old}": f"{package}.{new}" for old, new in moves.items()})
+
+    def whole(new: str) -> str:
+        return new if new.startswith("meeting_gym.") else f"{package}.{new}"
+
+    finder = _MovedModules(
+        {f"{package}.{old}": whole(new) for old, new in moves.items()}, since, until
+    )
     # first, so an old name under a moved package is never found as a second copy
     sys.meta_path.insert(0, finder)
 

@@ -1,10 +1,11 @@
 """The layers of the package: nothing imports back up, and moved names keep working.
 
-core (the env contract: tasks, the text env, the action grammar, the episode loop)
-imports only core; agentkit (language-model agents) imports only core and itself; adapters
-and agents import no env; an env made and stepped in text mode loads no agent, model
-client or adapter. Read statically
-(every import, in functions too) and checked live in a fresh interpreter.
+core (the env contract: tasks, the text env, the action grammar, the episode loop, the
+policy interface) imports only core; each env imports only core and itself; agentkit
+(language-model agents) imports only core and itself; adapters and agents import no env;
+no folder imports in a cycle; an env made and stepped in text mode loads no agent, model
+client or adapter. Read statically (every import, in functions too) and checked live in a
+fresh interpreter.
 """
 
 from __future__ import annotations
@@ -60,6 +61,75 @@ def test_a_layer_imports_nothing_above_it(layer: str) -> None:
         and not (name == "meeting_gym" and layer in ("adapters", "agents"))
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def env_wrong_imports(env_dir: Path) -> list[str]:
+    """What the modules of one env import from the package outside core and that env."""
+    own = f"meeting_gym.envs.{env_dir.name}"
+    return [
+        f"{path.relative_to(env_dir.parent)} imports {name}"
+        for path in sorted(env_dir.rglob("*.py"))
+        for name in imported(path)
+        if not (
+            name.startswith(("meeting_gym.core.", own + ".")) or name in (own, "meeting_gym.core")
+        )
+    ]
+
+
+ENV_DIRS = sorted(p for p in (PACKAGE / "envs").iterdir() if (p / "__init__.py").exists())
+
+
+@pytest.mark.parametrize("env_dir", ENV_DIRS, ids=lambda p: p.name)
+def test_an_env_stands_on_core_alone(env_dir: Path) -> None:
+    """An env imports core and itself, nothing else of the package (issue 49): what drives,
+    trains or measures it (policies' interface aside, which is core's) names it by string."""
+    wrong = env_wrong_imports(env_dir)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_env_layer_check_catches_an_import_from_above(tmp_path: Path) -> None:
+    env = tmp_path / "some_env"
+    (env / "domain").mkdir(parents=True)
+    (env / "__init__.py").write_text("from meeting_gym.core.moved import alias_modules\n")
+    (env / "domain" / "rules.py").write_text(
+        "from meeting_gym.envs.some_env.domain import x\n"
+        "def f():\n    from meeting_gym.agents.policies import Policy\n"
+        "import meeting_gym.envs.other_env.task\n"
+    )
+    found = sorted(line.split(" imports ")[1] for line in env_wrong_imports(env))
+    assert found == ["meeting_gym.agents.policies", "meeting_gym.envs.other_env.task"]
+
+
+def unit(module: str) -> str:
+    """The folder (or top module) of the package a module is in; each env is its own."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "envs":
+        return ".".join(parts[1:3])
+    return parts[1] if len(parts) > 1 else "meeting_gym"
+
+
+def test_no_import_runs_in_a_cycle_across_folders() -> None:
+    """Folders (core, each env, agents, adapters, ...) import in one direction only."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        source = unit(".".join(p for p in parts if p != "__init__"))
+        for name in imported(path):
+            if unit(name) != source:
+                graph.setdefault(source, set()).add(unit(name))
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for step in graph.get(start, ()):
+            if step == goal or (step not in seen and reaches(step, goal, seen | {step})):
+                return True
+        return False
+
+    cycles = sorted(
+        f"{a} -> {b} -> ... -> {a}" for a in graph for b in graph[a] if reaches(b, a, {b})
+    )
+    assert not cycles, "\n".join(cycles)
+    for env in (u for u in graph if u.startswith("envs.")):
+        assert graph[env] <= {"core"}, (env, graph[env])
 
 
 CHILD = """

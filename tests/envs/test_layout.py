@@ -4,7 +4,8 @@ Each of MeetingSlot and TimetablePlanner is ``domain/`` (the rules: standard lib
 no gymnasium, numpy or global random, nothing from the env around it), ``discrete/`` (the
 masked Discrete mode: numpy, no torch), ``render/`` (pictures), ``models/`` (the torch
 networks, the only modules that import torch), and the family's seam beside them
-(task, tools, env, policies, agents, bench and the env's own view of its text).
+(task, tools, env, policies, agents and the env's own view of its text; what measures an
+env is in ``meeting_gym.bench`` since 0.4.0).
 Before 0.3.0 TimetablePlanner was 22 modules in one folder and MeetingSlot cut differently;
 the 0.2 module names still import, with a warning, until 0.4.0.
 """
@@ -20,9 +21,9 @@ from paths import ROOT
 from purity import imports_of
 
 ENVS = {
-    "meeting_slot": {"agents", "bench", "env", "policies", "prompts", "rubric", "task", "tools"},
+    "meeting_slot": {"agents", "env", "policies", "prompts", "rubric", "task", "tools"},
     "timetable_planner": {
-        "agents", "bench", "env", "observation", "policies", "task", "tools", "view",
+        "agents", "env", "observation", "policies", "task", "tools", "view",
     },
 }  # fmt: skip
 FOLDERS = {"domain", "discrete", "render", "models"}
@@ -64,10 +65,16 @@ def test_only_the_models_import_torch(env):
 TT, MS = "meeting_gym.envs.timetable_planner", "meeting_gym.envs.meeting_slot"
 OLD_NAMES = [
     (f"{TT}.solver", f"{TT}.domain.solver"),
-    (f"{TT}.sizes", f"{TT}.discrete.sizes"),
+    (f"{TT}.sizes", "meeting_gym.bench.timetable_sizes"),
     (f"{MS}.encoders", f"{MS}.discrete"),
     (f"{MS}.encoders.actions", f"{MS}.discrete.actions"),
     (f"{MS}.sb3_policy", f"{MS}.models.sb3_policy"),
+    # 0.4.0: what measures an env left it (an env stands on core alone)
+    (f"{TT}.discrete.sizes", "meeting_gym.bench.timetable_sizes"),
+    (f"{TT}.bench", "meeting_gym.bench.timetable_planner"),
+    (f"{MS}.bench", "meeting_gym.bench.meeting_slot"),
+    ("meeting_gym.envs.cron_schedule.bench", "meeting_gym.bench.cron_schedule"),
+    ("meeting_gym.envs.calendar_math.bench", "meeting_gym.bench.calendar_math"),
 ]
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import meeting_gym
-from meeting_gym.envs.meeting_slot.bench import TEXT_ANSWERS, text_action_pool
+from meeting_gym.bench.meeting_slot import TEXT_ANSWERS, text_action_pool
 
 MODES = ("text", "discrete")
 SEEDS = (0, 7, 123_456_789)

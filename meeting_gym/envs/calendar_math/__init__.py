@@ -5,3 +5,8 @@ The pure domain of ``CalendarMath-v0``, with no gymnasium or numpy import:
 ``generator`` (seeded items per difficulty), ``curated`` (the predecessor's 15 cases),
 ``answers`` (answer extraction and scoring) and ``policies`` (gold, naive, random).
 """
+
+from meeting_gym.core.moved import alias_modules
+
+# the env's benchmark plan left the env in 0.4.0: an env stands on core alone
+alias_modules(__name__, {"bench": "meeting_gym.bench.calendar_math"}, since="0.4.0", until="0.5.0")

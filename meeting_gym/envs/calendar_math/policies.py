@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
-from meeting_gym.agents.policies import Policy
-from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
+from meeting_gym.core.policy import Policy
+from meeting_gym.core.policy import RandomPolicy as BaseRandomPolicy
 from meeting_gym.envs.calendar_math import dates
 from meeting_gym.envs.calendar_math.answers import format_answer
 

@@ -85,7 +85,7 @@ class CalendarMathTask(Task[Item, str]):
     settings = (
         Setting("task", "pin one task type (default: all three)", choices=(None, *TASK_TYPES)),
     )
-    bench = "meeting_gym.envs.calendar_math.bench:plan"
+    bench = "meeting_gym.bench.calendar_math:plan"
 
     def __init__(self, difficulty: str | None = None, task: str | None = None) -> None:
         super().__init__(difficulty)

@@ -5,5 +5,11 @@ import: ``expression`` (the parser), ``schedule`` (day rule, exact equivalence, 
 times), ``english`` (descriptions and their reader), ``generator`` (seeded items per
 level), ``items``, ``curated``, ``answers`` (answer extraction and scoring), ``tools``
 (``next_runs``); ``task`` puts them behind the family's seam (both env ids), ``policies``
-holds gold, noop, naive and random, ``bench`` the env's benchmark rows.
+holds gold, noop, naive and random (its benchmark rows:
+:mod:`meeting_gym.bench.cron_schedule`).
 """
+
+from meeting_gym.core.moved import alias_modules
+
+# the env's benchmark plan left the env in 0.4.0: an env stands on core alone
+alias_modules(__name__, {"bench": "meeting_gym.bench.cron_schedule"}, since="0.4.0", until="0.5.0")

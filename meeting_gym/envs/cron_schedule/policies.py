@@ -24,8 +24,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from meeting_gym.agents.policies import Policy
-from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
+from meeting_gym.core.policy import Policy
+from meeting_gym.core.policy import RandomPolicy as BaseRandomPolicy
 from meeting_gym.core.protocol import format_tool_call
 from meeting_gym.envs.cron_schedule.answers import TAGS, format_block
 from meeting_gym.envs.cron_schedule.english import expression_for, read

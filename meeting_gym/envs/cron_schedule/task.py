@@ -99,7 +99,7 @@ class CronScheduleTask(Task[CronItem, Truth]):
             "num_times", f"run times per read task, 1-{MAX_TIMES} (default by level)", kind=int
         ),
     )
-    bench = "meeting_gym.envs.cron_schedule.bench:plan"
+    bench = "meeting_gym.bench.cron_schedule:plan"
     fixed_kind: ClassVar[str | None] = None
     """A subclass that plays one task kind only (no ``task`` setting) names it here."""
 

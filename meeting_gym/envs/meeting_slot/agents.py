@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from meeting_gym.agents.policies import DiscreteAdapter
+from meeting_gym.core.policy import DiscreteAdapter
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, extract_answer, parse_action
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc

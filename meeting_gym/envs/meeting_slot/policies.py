@@ -14,8 +14,8 @@ import json
 from datetime import date, timedelta
 from typing import Any
 
-from meeting_gym.agents.policies import Policy
-from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
+from meeting_gym.core.policy import Policy
+from meeting_gym.core.policy import RandomPolicy as BaseRandomPolicy
 from meeting_gym.core.protocol import format_answer, format_tool_call
 from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve

@@ -56,7 +56,7 @@ class MeetingSlotTask(Task[Scenario, Solution]):
         "random": f"{_POLICIES}:RandomPolicy",
     }
     reset_options = frozenset({"scenario", "scenario_id"})
-    bench = "meeting_gym.envs.meeting_slot.bench:plan"
+    bench = "meeting_gym.bench.meeting_slot:plan"
 
     def generate(self, rng: random.Random, difficulty: str | None) -> Scenario:
         return generate(rng, difficulty)

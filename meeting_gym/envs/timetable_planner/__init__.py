@@ -11,8 +11,8 @@ The layout every multi-mode env of the family shares (MeetingSlot's too):
 * ``discrete/``: the masked ``Discrete`` mode (action table, masks, encoders; numpy);
 * ``render/``: the ANSI status and the RGB picture;
 * ``models/``: the torch networks for SB3;
-* ``task``, ``tools``, ``view``, ``observation``, ``env``, ``policies``, ``agents``,
-  ``bench``: the family's seam around them.
+* ``task``, ``tools``, ``view``, ``observation``, ``env``, ``policies``, ``agents``:
+  the family's seam around them (its benchmark rows: :mod:`meeting_gym.bench.timetable_planner`).
 
 The rules are the predecessor's (``ajay-sreeram/timetable_planner`` at ``2659ae6``) as
 specified in RULES.md, with the defects the issue lists fixed; each fix is named where it
@@ -29,5 +29,20 @@ _DOMAIN = (
 alias_modules(
     __name__,
     {name: f"domain.{name}" for name in _DOMAIN}
-    | {"sizes": "discrete.sizes", "picture": "render.picture", "sb3_policy": "models.sb3_policy"},
+    | {
+        "sizes": "meeting_gym.bench.timetable_sizes",
+        "picture": "render.picture",
+        "sb3_policy": "models.sb3_policy",
+    },
+)
+
+# the env's benchmark plan and sizes script left the env in 0.4.0: an env stands on core
+alias_modules(
+    __name__,
+    {
+        "bench": "meeting_gym.bench.timetable_planner",
+        "discrete.sizes": "meeting_gym.bench.timetable_sizes",
+    },
+    since="0.4.0",
+    until="0.5.0",
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from meeting_gym.agents.policies import DiscreteAdapter
+from meeting_gym.core.policy import DiscreteAdapter
 from meeting_gym.envs.timetable_planner.domain.actions import Action
 from meeting_gym.envs.timetable_planner.tools import read_actions
 from meeting_gym.envs.timetable_planner.view import reset_text, step_text

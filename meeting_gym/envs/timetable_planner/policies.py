@@ -21,8 +21,8 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from meeting_gym.agents.policies import Policy
-from meeting_gym.agents.policies import RandomPolicy as BaseRandomPolicy
+from meeting_gym.core.policy import Policy
+from meeting_gym.core.policy import RandomPolicy as BaseRandomPolicy
 from meeting_gym.envs.timetable_planner.domain.greedy import first_fit, plan_actions
 from meeting_gym.envs.timetable_planner.domain.problem import Problem, Spot
 from meeting_gym.envs.timetable_planner.task import content_key

@@ -209,7 +209,7 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
             choices=STARTS,
         ),
     )
-    bench = "meeting_gym.envs.timetable_planner.bench:plan"
+    bench = "meeting_gym.bench.timetable_planner:plan"
 
     def __init__(self, difficulty: str | None = None, start: str = "initial") -> None:
         super().__init__(difficulty)

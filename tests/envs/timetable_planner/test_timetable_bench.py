@@ -14,7 +14,7 @@ import random
 from benches import tiny
 
 from meeting_gym import bench
-from meeting_gym.envs.timetable_planner import bench as tt_bench
+from meeting_gym.bench import timetable_planner as tt_bench
 from meeting_gym.envs.timetable_planner.domain.generator import SIZES, generate
 from meeting_gym.envs.timetable_planner.domain.problem import problem_of
 

@@ -27,7 +27,7 @@ from timetable_fixtures import (
 )
 
 import meeting_gym  # noqa: F401
-from meeting_gym.envs.timetable_planner.discrete import sizes
+from meeting_gym.bench import timetable_sizes as sizes
 from meeting_gym.envs.timetable_planner.discrete.interface import (
     DEFAULT_BOUNDS,
     HARD_MASKED,

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from timetable_fixtures import random_action, trajectories
 
-from meeting_gym.envs.timetable_planner.bench import scaled_scenario
+from meeting_gym.bench.timetable_planner import scaled_scenario
 from meeting_gym.envs.timetable_planner.domain.catalogue import CATALOGUE_IDS, get_scenario
 from meeting_gym.envs.timetable_planner.domain.episode import TimetableEpisode
 from meeting_gym.envs.timetable_planner.domain.generator import SIZES, generate

@@ -9,7 +9,7 @@ pieces (:mod:`.pointer`): separate actor and critic MLPs over the flat observati
 (-> 64 -> 64, tanh, orthogonal initialisation as in SB3), and the
 :class:`~.pointer.PointerHead` that scores every answer start with one linear layer
 shared by all starts over :func:`~.pointer.slot_channels`. Its observation is the
-adapter's ``{"action_mask", "observations"}`` (:mod:`meeting_gym.adapters.rllib`);
+``{"action_mask", "observations"}`` of :mod:`meeting_gym.core.masked`;
 the per-key slices of the flat vector come in ``model_config["layout"]``
 (:func:`pointer_spec` fills it in). Masked actions get the logit ``FLOAT_MIN``
 added, as in RLlib's own ``ActionMaskingTorchRLModule``, so they are never sampled.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import gymnasium as gym
 import torch as th
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
@@ -28,7 +29,7 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
-from meeting_gym.adapters.rllib import MASK, OBSERVATIONS, make_env
+from meeting_gym.core.masked import MASK, OBSERVATIONS, MaskedObservation
 from meeting_gym.envs.meeting_slot.models.pointer import PointerHead, slot_channels
 
 
@@ -104,7 +105,8 @@ def pointer_spec(
 
     ``spec.build()`` gives a module on its own (for tests, or to load weights into).
     """
-    env = make_env(env_id, env_kwargs)
+    env_kwargs.pop("curriculum", None)  # what items are drawn, not the spaces
+    env = MaskedObservation(gym.make(env_id, mode="discrete", **env_kwargs))
     try:
         layout = env.layout
         observation_space, action_space = env.observation_space, env.action_space

@@ -13,7 +13,7 @@ hand-crafted and the predecessor's 8 generated) and ``--seeds`` freshly generate
   estimates: characters / 4, and a count of GPT-style pre-tokenizer pieces (runs of
   letters, of up to 3 digits, of punctuation), which a BPE tokenizer never goes below.
 
-    python -m meeting_gym.envs.timetable_planner.discrete.sizes [--seeds 20] [--json]
+    python -m meeting_gym.bench.timetable_sizes [--seeds 20] [--json]
 """
 
 from __future__ import annotations
