@@ -484,6 +484,24 @@ def _rows_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rows_paired(args: argparse.Namespace) -> int:
+    from meeting_gym.agents.paired import compare
+
+    try:
+        print("\n".join(compare(args.after, args.before, args.rows)))
+    except OSError as exc:  # a missing or unreadable file is the user's to fix: one line
+        raise ValueError(f"{exc.filename}: {exc.strerror}") from None
+    return 0
+
+
+def _rows_groups(args: argparse.Namespace) -> int:
+    from meeting_gym.agents.groups import table
+
+    times = frozenset(t.strip() for t in args.times.split(",") if t.strip())
+    print("\n".join(table(args.rollouts, args.group, times, args.unasked, args.branches)))
+    return 0
+
+
 def _rows_environment(args: argparse.Namespace) -> int:
     from meeting_gym.agents.provenance import compare_to_record
 
@@ -685,6 +703,43 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         command = rows_sub.add_parser(name, help=text)
         command.add_argument("folder", type=Path, help="a run's folder, e.g. runs/grpo_calendar")
         command.set_defaults(run=run)
+    pair = rows_sub.add_parser(
+        "paired",
+        help="two evaluations of the same items compared pair by pair: each mean and the "
+        "paired difference AFTER - BEFORE with its 95%% interval",
+    )
+    pair.add_argument("after", help="an eval_<model>.jsonl[.gz] of held-out rows")
+    pair.add_argument(
+        "before", help="another of the same items, or a reference policy (naive, gold)"
+    )
+    pair.add_argument(
+        "--rows", default=":", metavar="START:STOP", help="the items to compare (default all)"
+    )
+    pair.set_defaults(run=_rows_paired)
+    groups = rows_sub.add_parser(
+        "groups",
+        help="per GRPO step of a run: its groups, their distinct final answers and exact "
+        "rollouts (from its grpo/rollouts.jsonl; held-out rows with --group 1)",
+    )
+    groups.add_argument("rollouts", help="a run's grpo/rollouts.jsonl, or an eval_<model>.jsonl")
+    groups.add_argument(
+        "--group", type=_positive, default=8, help="episodes per item (the run's --group)"
+    )
+    groups.add_argument(
+        "--times", default="", help="comma-separated times of day, e.g. 09:00:00Z,10:00:00Z"
+    )
+    groups.add_argument(
+        "--unasked",
+        action="store_true",
+        help="count the episodes that never asked about one of the attendees",
+    )
+    groups.add_argument(
+        "--branches",
+        action="store_true",
+        help="count the branches that answered in their first sampled turn, and those that "
+        "did not, with each kind's mean advantage (a --rollout last-turn run)",
+    )
+    groups.set_defaults(run=_rows_groups)
     return parser
 
 

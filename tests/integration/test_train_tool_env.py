@@ -113,7 +113,7 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     assert entry["answers_per_group"] == len({str(r["answer"]) for r in rollouts_of(out)})
     # the page's per-step table of a run's groups reads the same rows
     table = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "grpo_groups.py"),
+        [sys.executable, "-m", "meeting_gym.cli", "rows", "groups",
          str(out / "grpo" / "rollouts.jsonl"), "--group", "2"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip

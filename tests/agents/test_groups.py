@@ -1,17 +1,17 @@
-"""benchmarks/grpo_groups.py: the per-step table of a GRPO run's groups, read from its rows."""
+"""``meeting-gym rows groups``: the per-step table of a GRPO run's groups, read from its rows."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("grpo_groups", ROOT / "benchmarks" / "grpo_groups.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+from meeting_gym.agents import groups as bench
+from meeting_gym.cli import main as cli_main
+
+
+def run(argv: list[str]) -> int:
+    return cli_main(["rows", "groups", *argv])
 
 
 def row(step: int, answer: str, gold: str) -> dict:
@@ -51,18 +51,16 @@ def test_the_answers_at_given_times_of_day_are_counted_on_any_date_beside_golds(
 def test_the_printed_table_gains_the_two_columns_only_when_times_are_asked(tmp_path, capsys):
     path = tmp_path / "rollouts.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    assert bench.main([str(path), "--group", "2"]) == 0
+    assert run([str(path), "--group", "2"]) == 0
     assert "| 1 | 2 | 2.00 | 2 of 4 |" in capsys.readouterr().out.splitlines()
-    assert bench.main([str(path), "--group", "2", "--times", "09:00:00Z, 13:00:00Z"]) == 0
+    assert run([str(path), "--group", "2", "--times", "09:00:00Z, 13:00:00Z"]) == 0
     assert "| 1 | 2 | 2.00 | 2 of 4 | 3 of 4 | 2 of 4 |" in capsys.readouterr().out.splitlines()
 
 
 def test_rows_that_are_not_whole_groups_are_one_line_of_error(tmp_path, capsys):
     path = tmp_path / "rollouts.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:5]))
-    with pytest.raises(SystemExit) as stop:
-        bench.main([str(path), "--group", "2"])
-    assert stop.value.code == 2
+    assert run([str(path), "--group", "2"]) == 2
     assert "5 rows are not whole groups of 2" in capsys.readouterr().err
 
 
@@ -70,7 +68,7 @@ def test_held_out_rows_without_a_step_are_one_line(tmp_path, capsys):
     path = tmp_path / "eval_grpo.jsonl"
     held_out = [{k: v for k, v in r.items() if k != "step"} for r in ROWS]
     path.write_text("".join(json.dumps(r) + "\n" for r in held_out))
-    assert bench.main([str(path), "--group", "1", "--times", "09:00:00Z"]) == 0
+    assert run([str(path), "--group", "1", "--times", "09:00:00Z"]) == 0
     assert "| held out | 6 | 1.00 | 3 of 6 | 4 of 6 | 2 of 6 |" in capsys.readouterr().out
     # a run's rows and held-out rows in one group are two steps
     with pytest.raises(ValueError, match="span two steps"):
@@ -109,7 +107,7 @@ def test_an_episode_that_never_asked_about_a_listed_attendee_is_counted(tmp_path
     rows = [{**row(1, "NONE", "NONE"), **e} for e in (both, one)]
     path = tmp_path / "rollouts.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert bench.main([str(path), "--group", "2", "--unasked"]) == 0
+    assert run([str(path), "--group", "2", "--unasked"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("| an attendee never asked |") and out[1] == "|---|---|---|---|---|"
     assert out[2] == "| 1 | 1 | 1.00 | 2 of 2 | 1 of 2 |"
@@ -145,7 +143,7 @@ def test_branches_that_did_not_answer_at_once_are_counted_with_their_mean_advant
     assert line["advantage_answered"] == pytest.approx(-line["advantage_not_answered"])
     path = tmp_path / "rollouts.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in group + flat))
-    assert bench.main([str(path), "--group", "4", "--branches"]) == 0
+    assert run([str(path), "--group", "4", "--branches"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("| answered at the branch (advantage) | did not (advantage) |")
     # the flat group counts, but adds no advantage
@@ -173,17 +171,18 @@ EPISODE = '{"env": "MeetingSlot-v0", "item_id": "a", "answer": "NONE", "gold": "
 def test_a_hand_edited_row_is_one_line_of_error_naming_it(tmp_path, capsys, line, says):
     path = tmp_path / "rollouts.jsonl"
     path.write_bytes((line if isinstance(line, bytes) else line.encode()) + b"\n")
-    with pytest.raises(SystemExit) as exit_:
-        bench.main([str(path), "--group", "1", "--branches"])
-    assert exit_.value.code == 2
+    assert run([str(path), "--group", "1", "--branches"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert says in err[-1] and "Traceback" not in "".join(err)
 
 
 def test_a_missing_file_is_one_line_naming_it(tmp_path, capsys):
     path = tmp_path / "rollouts.jsonl"
-    with pytest.raises(SystemExit) as exit_:
-        bench.main([str(path)])
-    assert exit_.value.code == 2
+    assert run([str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].endswith(f"{path}: No such file or directory")
+
+
+def test_a_group_below_one_is_one_line(tmp_path, capsys):
+    assert run([str(tmp_path / "rollouts.jsonl"), "--group", "0"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -1,7 +1,8 @@
-"""Per GRPO step of a run: its groups, their distinct final answers and exact rollouts.
+"""Per GRPO step of a run: its groups, their distinct final answers and exact rollouts
+(``meeting-gym rows groups``).
 
-    python benchmarks/grpo_groups.py runs/tool_env/grpo/rollouts.jsonl [--group 8]
-    python benchmarks/grpo_groups.py ROLLOUTS --times 09:00:00Z,10:00:00Z
+    meeting-gym rows groups runs/tool_env/grpo/rollouts.jsonl [--group 8]
+    meeting-gym rows groups ROLLOUTS --times 09:00:00Z,10:00:00Z
 
 ``--times`` adds, per step, the share of the rollouts' answers at those times of day (on any
 date) and the share of gold's answers there: a policy that gathers on a few times where gold
@@ -19,8 +20,6 @@ the updates push "answer now" up, at the branch and, by generalising, a turn ear
 Held-out rows (``eval_<model>.jsonl``, which carry no step) are read as one line, ``held
 out``, with ``--group 1``: how often a model answers at those times on the evaluation items.
 
-    python benchmarks/grpo_groups.py runs/tool_env_grpo4/eval_grpo.jsonl --group 1 --times 09:00:00Z
-
 ``examples/train_tool_env.py`` writes every rollout as a row, group by group, each with its
 step. A group whose distinct answers fall toward one is a policy collapsing onto one reply
 (the step's log carries the same count as ``answers_per_group`` since it was added; this
@@ -29,7 +28,6 @@ reads it back from any run's rows).
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 from collections import defaultdict
@@ -144,64 +142,49 @@ def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("rollouts", help="a run's grpo/rollouts.jsonl")
-    p.add_argument("--group", type=int, default=8, help="episodes per item (the run's --group)")
-    p.add_argument("--times", default="", help="comma-separated times of day, e.g. 09:00:00Z")
-    p.add_argument(
-        "--unasked",
-        action="store_true",
-        help="count the episodes that never asked about one of the attendees",
-    )
-    p.add_argument(
-        "--branches",
-        action="store_true",
-        help="count the branches that answered in their first sampled turn, and those that "
-        "did not, with each kind's mean advantage (a --rollout last-turn run)",
-    )
-    args = p.parse_args(argv)
-    times = frozenset(t.strip() for t in args.times.split(",") if t.strip())
-    if args.group < 1:
-        p.error("--group must be at least 1")
+def table(
+    path: str,
+    group: int,
+    times: frozenset[str] = frozenset(),
+    unasked_column: bool = False,
+    branches: bool = False,
+) -> list[str]:
+    """The lines ``meeting-gym rows groups`` prints for the rows at ``path``; ``ValueError``
+    naming the file (and the row) if they cannot be read as a run's rollouts."""
     try:
-        table = step_table(checked(read_rows(args.rollouts), args.rollouts), args.group, times)
-    except ValueError as exc:  # read_rows's and checked's errors name the file already
-        p.error(str(exc))
+        lines = step_table(checked(read_rows(path), path), group, times)
     except OSError as exc:
-        p.error(f"{args.rollouts}: {exc.strerror or exc}")
+        raise ValueError(f"{path}: {exc.strerror or exc}") from None
     except (TypeError, AttributeError) as exc:  # a field of a checked row is of another type
-        p.error(f"{args.rollouts}: a row's fields are not of the types the package writes ({exc})")
+        raise ValueError(
+            f"{path}: a row's fields are not of the types the package writes ({exc})"
+        ) from None
     extra = " answers at the times | gold at the times |" if times else ""
-    extra += " an attendee never asked |" if args.unasked else ""
-    if args.branches:
+    extra += " an attendee never asked |" if unasked_column else ""
+    if branches:
         extra += " answered at the branch (advantage) | did not (advantage) |"
-    print("| step | groups | distinct answers per group | exact rollouts |" + extra)
-    print(
+    out = [
+        "| step | groups | distinct answers per group | exact rollouts |" + extra,
         "|---|---|---|---|"
         + ("---|---|" if times else "")
-        + ("---|" if args.unasked else "")
-        + ("---|---|" if args.branches else "")
-    )
-    for line in table:
+        + ("---|" if unasked_column else "")
+        + ("---|---|" if branches else ""),
+    ]
+    for line in lines:
         cells = (
             f" {line['at_times']} of {line['rollouts']} |"
             f" {line['gold_at_times']} of {line['rollouts']} |"
             if times
             else ""
         )
-        cells += f" {line['unasked']} of {line['rollouts']} |" if args.unasked else ""
-        if args.branches:
+        cells += f" {line['unasked']} of {line['rollouts']} |" if unasked_column else ""
+        if branches:
             cells += (
                 f" {line['answered_at_branch']} ({_cell(line['advantage_answered'])}) |"
                 f" {line['not_answered_at_branch']} ({_cell(line['advantage_not_answered'])}) |"
             )
-        print(
+        out.append(
             f"| {line['step']} | {line['groups']} | {line['answers_per_group']:.2f} | "
             f"{line['exact']} of {line['rollouts']} |" + cells
         )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return out
