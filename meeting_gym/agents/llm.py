@@ -186,9 +186,12 @@ class LocalProgress:
     """One status line on stderr for a local model's run, from its first second.
 
     It says what is loading, then the episodes done, the turns generated, the prompt
-    tokens read anew and reused, the tokens generated and the seconds so far. On a
-    terminal the line is redrawn every second; into a file (``--progress`` off a tty) a
-    line is written every ``every_s`` seconds and when an episode ends.
+    tokens (those read anew and those reused from the cache, which add up to them), the
+    tokens generated and the seconds so far. On a terminal the line is redrawn every
+    second; into a file (``--progress`` off a tty) a line is written every ``every_s``
+    seconds and when an episode ends. :meth:`close` writes the last counts: the client
+    adds a batch's tokens once the batch ends, after its episodes have, so the line drawn
+    for the last episode can fall short of the table's prompt tokens.
     """
 
     def __init__(self, total: int, stream: Any = None, every_s: float | None = None) -> None:
@@ -198,6 +201,8 @@ class LocalProgress:
         self.total, self.done = total, 0
         self.stats: dict[str, float] = {}
         self.last = float("-inf")
+        self.written = ""  # the last line written
+        self.closed = False
         self.lock = threading.Lock()
 
     def say(self, text: str) -> None:
@@ -220,10 +225,10 @@ class LocalProgress:
 
     def line(self) -> str:
         s = self.stats
-        read = int(s.get("prompt_tokens", 0) - s.get("reused_tokens", 0))
+        prompt, reused = int(s.get("prompt_tokens", 0)), int(s.get("reused_tokens", 0))
         return (
             f"local model: {self.done}/{self.total} episodes, {int(s.get('requests', 0))} turns, "
-            f"{read} prompt tokens read ({int(s.get('reused_tokens', 0))} reused), "
+            f"{prompt} prompt tokens ({prompt - reused} read, {reused} reused), "
             f"{int(s.get('generated', 0))} generated, {s.get('seconds', 0.0):.0f} s"
         )
 
@@ -233,15 +238,23 @@ class LocalProgress:
             if not force and now - self.last < self.every_s:
                 return
             self.last = now
-            self.stream.write(("\r" + self.line()) if self.tty else self.line() + "\n")
+            self.written = self.line()
+            self.stream.write(("\r" + self.written) if self.tty else self.written + "\n")
             self.stream.flush()
 
     def close(self) -> None:
-        """End the redrawn line (a terminal) after the run."""
-        if self.tty:
-            with self.lock:
-                self.stream.write("\r" + self.line() + "\n")
-                self.stream.flush()
+        """After the run (its client closed): the last counts, once (on a terminal, the
+        redrawn line ends; into a file, a line if the counts moved since the last one)."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            line = self.line()
+            if self.tty:
+                self.stream.write("\r" + line + "\n")
+            elif line != self.written:
+                self.stream.write(line + "\n")
+            self.stream.flush()
 
 
 def local_agent_factory(

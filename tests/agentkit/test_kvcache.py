@@ -190,11 +190,26 @@ def test_the_local_progress_line_says_what_loads_then_counts_turns_and_tokens():
     lines = stream.getvalue().splitlines()
     assert lines[0] == "local model: loading smollm2 ..."
     # the first count is drawn at once; the second waits for its interval, the episode does not
-    assert lines[1].startswith("local model: 0/2 episodes, 1 turns, 900 prompt tokens read")
+    assert lines[1].startswith("local model: 0/2 episodes, 1 turns, 900 prompt tokens (900 read")
     assert lines[2].startswith(
-        "local model: 1/2 episodes, 2 turns, 1100 prompt tokens read (900 reused), 9 generated"
+        "local model: 1/2 episodes, 2 turns, 2000 prompt tokens (1100 read, 900 reused), "
+        "9 generated"
     )
     assert len(lines) == 3
+    # the client adds the last batch's tokens after its episodes ended: close writes them,
+    # so the last line's prompt tokens are the table's (read + reused, as the table sums)
+    progress.episode_done()
+    progress.update({"requests": 3, "prompt_tokens": 3100, "reused_tokens": 1500, "generated": 14})
+    progress.close()
+    progress.close()  # once
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("local model: 2/2 episodes, 3 turns, 3100 prompt tokens (1600 read")
+    assert len(lines) == 5
+    quiet = io.StringIO()
+    unchanged = LocalProgress(1, stream=quiet, every_s=3600)
+    unchanged.update({"requests": 1, "prompt_tokens": 10, "reused_tokens": 0, "generated": 1})
+    unchanged.close()  # nothing moved since the line drawn: no second copy
+    assert len(quiet.getvalue().splitlines()) == 1
 
 
 def test_drafts_cut_to_the_step_budget_change_no_reply(tiny):

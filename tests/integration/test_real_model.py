@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -112,6 +113,10 @@ def test_the_cli_local_policy_writes_rows_that_replay(tmp_path):
     assert progress[0] == "local model: loading smollm2 ..."
     assert progress[1].startswith("local model: loaded in ")
     assert progress[-1].startswith("local model: 3/3 episodes, 3 turns, ")
+    # the last line's prompt tokens are the table's (issue 49: they differed by the last
+    # batch's, which the client counts once the batch ends, after its episodes)
+    prompt = re.search(r"^tokens\s+(\d+) prompt", done.stdout, re.MULTILINE)
+    assert prompt and f", {prompt.group(1)} prompt tokens (" in progress[-1], progress[-1]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["options"]["index"] for r in rows] == [0, 1, 2]
     check_replays(rows)
