@@ -45,7 +45,9 @@ from typing import Any
 import meeting_gym  # noqa: F401  (registers the env ids)
 from meeting_gym.agents.finetune import save_trained, system_prompt_for, trainable
 from meeting_gym.agents.heldout import paired_line
+from meeting_gym.agents.llm import LocalProgress
 from meeting_gym.agents.provenance import record_phase
+from meeting_gym.agents.training import StepProgress
 
 ROLLOUTS = ("whole", "last-turn")
 PHASES = ("export", "sft", "grpo", "eval")
@@ -257,15 +259,19 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     log_file = out / "sft" / "sft_log.json"
     if folder.is_dir() and log_file.is_file():
         return {"log": json.loads(log_file.read_text()), "done": True}
+    lines = episodes.read_text().splitlines()
+    steps = int(-(-len(lines) * args.epochs // args.batch))
+    progress = StepProgress("sft", steps)
+    progress.say(f"loading {args.model} ...")
     tokenizer, model = load(args.model)
     stops = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
-    rows = [
-        episode_tokens(tokenizer, json.loads(line)["messages"], stops)
-        for line in episodes.read_text().splitlines()
-    ]
+    rows = [episode_tokens(tokenizer, json.loads(line)["messages"], stops) for line in lines]
+    progress.say(f"{len(rows)} episodes, {steps} steps of {args.batch} (resumed if saved)")
+    progress.begin()
 
     def show(entry: dict[str, Any]) -> None:
         print(json.dumps(entry), file=sys.stderr, flush=True)
+        progress.step(entry["step"], loss=entry["loss"], tokens=entry["tokens"])
 
     log = train(
         model,
@@ -281,7 +287,6 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
         deadline_s=args.phase_minutes * 60,
         log=show,
     )
-    steps = -(-len(rows) * args.epochs // args.batch)
     done = len(log) >= steps
     if done:
         save_trained(model, tokenizer, folder, args.env, args.prompt_text)
@@ -332,6 +337,8 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     if resumed and began_with != args.curriculum:
         said = "with" if began_with else "without"
         raise SystemExit(f"this GRPO run began {said} --curriculum: resume it {said}")
+    progress = StepProgress("grpo", args.grpo_steps)
+    progress.say(f"loading the {'saved GRPO' if resumed else 'SFT'} model ...")
     tokenizer, model = load(str(state_dir / "model" if resumed else out / "sft_model"))
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.grpo_lr, weight_decay=0.0)
     # the KL term's reference: the SFT model, frozen (whichever step the policy resumes at)
@@ -349,6 +356,9 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     draws = item_source(args, curriculum)
     stops = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
     started = time.perf_counter()
+    progress.begin(len(log))
+    each = f"{args.prompts} items x {args.group} episodes"
+    progress.say(f"{args.grpo_steps - len(log)} steps to take of {args.grpo_steps}, {each} each")
     for step in range(len(log), args.grpo_steps):
         began = time.perf_counter()
         kept_groups: list[list[Any]] = []
@@ -360,6 +370,8 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 break
             seed = args.seed + 1000 * step + drawn
             play = branch_groups if args.rollout == "last-turn" else rollout_groups
+            label = f"grpo step {step + 1}/{args.grpo_steps} rollouts"
+            playing = LocalProgress(len(chosen) * args.group, every_s=30.0, label=label)
             played = play(
                 (tokenizer, model),
                 args.env,
@@ -370,6 +382,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 max_tokens=args.max_tokens,
                 temperature=args.temperature,
                 seed=seed,
+                **({} if args.rollout == "last-turn" else {"progress": playing}),
             )
             if args.rollout == "last-turn":
                 greedy_results, groups = played
@@ -439,6 +452,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             entry["replayed"] = curriculum.replayed
         log.append(entry)
         print(json.dumps(entry), file=sys.stderr, flush=True)
+        progress.step(step + 1, reward=entry["reward"], groups_trained=entry["groups_trained"])
         model.save_pretrained(state_dir / "model")
         tokenizer.save_pretrained(state_dir / "model")
         state = {"optimizer": optimizer.state_dict(), "log": log}
@@ -591,7 +605,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
     """The held-out table: each model and reference policy on the same eval items."""
     from meeting_gym.agents.evaluate import evaluate
     from meeting_gym.agents.heldout import episode_stats, model_summary, paired, row_stats
-    from meeting_gym.agents.llm import LocalProgress, evaluate_local, replayable_row
+    from meeting_gym.agents.llm import evaluate_local, replayable_row
     from meeting_gym.agents.policies import make_policy
     from meeting_gym.core.splits import load_split, make_task
 

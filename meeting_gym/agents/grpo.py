@@ -333,12 +333,15 @@ def rollout_groups(
     temperature: float = 1.0,
     seed: int = 0,
     batch: int | None = None,
+    progress: Any = None,
 ) -> list[list[Any]]:
     """Play each item ``group`` times with the model of ``pair`` (tokenizer, model), sampled.
 
     Every episode of the call is generated together (at most ``batch`` at once, default
     all) through a fresh local client: a client's cache holds keys and values of the
     weights it was made with, so one made before an update must not serve after it.
+    ``progress`` (a :class:`~meeting_gym.agents.llm.LocalProgress`) is kept up to date with
+    the episodes, turns and tokens as they are played.
     Returns the results (with transcripts) grouped by item, in item order.
     """
     from meeting_gym.agents.llm import evaluate_local
@@ -355,6 +358,7 @@ def rollout_groups(
         seed=seed,
         rollouts=group,
         max_turns=max_turns,
+        progress=progress,
     )
     return [results[k * group : (k + 1) * group] for k in range(len(items))]
 

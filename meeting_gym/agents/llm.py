@@ -194,7 +194,14 @@ class LocalProgress:
     for the last episode can fall short of the table's prompt tokens.
     """
 
-    def __init__(self, total: int, stream: Any = None, every_s: float | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        stream: Any = None,
+        every_s: float | None = None,
+        label: str = "local model",
+    ) -> None:
+        self.label = label
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.every_s = every_s if every_s is not None else (1.0 if self.tty else 10.0)
@@ -227,7 +234,7 @@ class LocalProgress:
         s = self.stats
         prompt, reused = int(s.get("prompt_tokens", 0)), int(s.get("reused_tokens", 0))
         return (
-            f"local model: {self.done}/{self.total} episodes, {int(s.get('requests', 0))} turns, "
+            f"{self.label}: {self.done}/{self.total} episodes, {int(s.get('requests', 0))} turns, "
             f"{prompt} prompt tokens ({prompt - reused} read, {reused} reused), "
             f"{int(s.get('generated', 0))} generated, {s.get('seconds', 0.0):.0f} s"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "RATE_LABEL",
+    "StepProgress",
     "curve_figure",
     "evaluate_held_out",
     "levels_figure",
@@ -29,6 +31,61 @@ __all__ = [
     "write_curve_csv",
     "write_run",
 ]
+
+
+class StepProgress:
+    """Lines on stderr for a training phase of steps, from its first second.
+
+    :meth:`say` writes what the phase is doing (loading a model, what it will train on);
+    :meth:`step` one line a step: ``sft: step 3/40, loss 1.234, 5,120 tokens, 61 s, ETA
+    12:40``, the ETA from this process's mean time per step since :meth:`begin` (a resumed
+    phase counts only the steps it takes itself).
+    """
+
+    def __init__(
+        self,
+        phase: str,
+        total: int,
+        stream: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.phase, self.total = phase, total
+        self.first: int | None = None
+        self.stream = stream if stream is not None else sys.stderr
+        self.clock = clock
+        self.started = clock()
+
+    def begin(self, done: int | None = None) -> None:
+        """The steps start now (after loading), ``done`` of them already taken by an earlier
+        sitting (None: the first step reported is the first of this one)."""
+        self.first, self.started = done, self.clock()
+
+    def say(self, text: str) -> None:
+        """One line: ``<phase>: <text>``."""
+        self.stream.write(f"{self.phase}: {text}\n")
+        self.stream.flush()
+
+    def step(self, k: int, **facts: Any) -> None:
+        """Step ``k`` (1-based) done; ``facts`` are written as ``name value`` (ints with
+        thousands separators, floats to 3 decimals)."""
+        if self.first is None:  # no begin(): this step is the first since the start
+            self.first = k - 1
+        elapsed = self.clock() - self.started
+        taken = k - (self.first or 0)
+        left = self.total - k
+        parts = [f"step {k}/{self.total}"]
+        for name, value in facts.items():
+            if isinstance(value, float):
+                parts.append(f"{name.replace('_', ' ')} {value:.3f}")
+            elif isinstance(value, int):
+                parts.append(f"{value:,} {name.replace('_', ' ')}")
+            else:
+                parts.append(f"{name.replace('_', ' ')} {value}")
+        parts.append(f"{elapsed:.0f} s")
+        if taken > 0 and left > 0:
+            eta = elapsed / taken * left
+            parts.append(f"ETA {int(eta // 60)}:{int(eta % 60):02d}")
+        self.say(", ".join(parts))
 
 
 def sb3_callbacks(

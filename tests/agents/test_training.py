@@ -207,3 +207,33 @@ def test_a_phase_without_steps_says_so_instead_of_empty_axes():
     for ax in (middle, right):
         assert [t.get_text() for t in ax.texts] == ["no steps logged"]
         assert list(ax.get_xticks()) == [] and ax.get_legend() is None
+
+
+def test_a_training_phase_says_step_k_of_n_with_an_eta_from_its_own_steps():
+    import io
+
+    from meeting_gym.agents.training import StepProgress
+
+    now = [100.0]
+    stream = io.StringIO()
+    progress = StepProgress("sft", 10, stream=stream, clock=lambda: now[0])
+    progress.say("loading smollm2 ...")
+    progress.begin(4)  # resumed: 4 steps were taken by an earlier sitting
+    now[0] += 30.0
+    progress.step(5, loss=1.23456, tokens=5120)
+    now[0] += 30.0
+    progress.step(6, loss=1.1, tokens=4096)
+    now[0] += 120.0
+    progress.step(10, loss=0.5, tokens=10)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "sft: loading smollm2 ..."
+    # 30 s a step of this sitting's, 5 left: 2:30; the last step has no ETA
+    assert lines[1] == "sft: step 5/10, loss 1.235, 5,120 tokens, 30 s, ETA 2:30"
+    assert lines[2] == "sft: step 6/10, loss 1.100, 4,096 tokens, 60 s, ETA 2:00"
+    assert lines[3] == "sft: step 10/10, loss 0.500, 10 tokens, 180 s"
+    # without begin(), the first step reported is the first since the phase was made
+    other = io.StringIO()
+    quick = StepProgress("grpo", 3, stream=other, clock=lambda: now[0])
+    now[0] += 10.0
+    quick.step(2, reward=0.4, groups_trained=1)
+    assert other.getvalue() == "grpo: step 2/3, reward 0.400, 1 groups trained, 10 s, ETA 0:10\n"

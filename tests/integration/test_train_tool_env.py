@@ -51,6 +51,11 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
     out = tmp_path / "run"
     first = run("--out", str(out), "--phases", "export,sft", "--phase-minutes", "0")
     assert "SFT stopped after 1 steps (checkpointed)" in first.stdout
+    # every phase says what it does from its first second, then step k/N (issue 49)
+    said = first.stderr.splitlines()
+    assert any(line.startswith("sft: loading ") for line in said), first.stderr[-2000:]
+    assert "sft: 4 episodes, 2 steps of 2 (resumed if saved)" in said
+    assert any(line.startswith("sft: step 1/2, loss ") and "ETA" in line for line in said)
     assert not (out / "sft_model").exists()
     episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert len(episodes) == 4 and all(e["reward"] == 1.2 for e in episodes)
@@ -107,6 +112,12 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
         "--group", "2", "--redraws", "0",
     )  # fmt: skip
     assert "grpo:" in grpo.stderr
+    said = grpo.stderr.splitlines()
+    assert "grpo: loading the SFT model ..." in said
+    assert "grpo: 1 steps to take of 1, 1 items x 2 episodes each" in said
+    # the rollouts' own line while they play (the smallest step ran 745 s silent before)
+    assert any(line.startswith("grpo step 1/1 rollouts: 2/2 episodes, ") for line in said)
+    assert any(line.startswith("grpo: step 1/1, reward ") for line in said), grpo.stderr[-2000:]
     [entry] = json.loads((out / "grpo" / "grpo_log.json").read_text())
     assert entry["step"] == 1 and entry["groups_drawn"] == 1
     assert entry["groups_trained"] + entry["groups_without_spread"] == 1
