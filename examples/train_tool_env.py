@@ -371,7 +371,8 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             seed = args.seed + 1000 * step + drawn
             play = branch_groups if args.rollout == "last-turn" else rollout_groups
             label = f"grpo step {step + 1}/{args.grpo_steps} rollouts"
-            playing = LocalProgress(len(chosen) * args.group, every_s=30.0, label=label)
+            episodes = len(chosen) * (args.group + (args.rollout == "last-turn"))
+            playing = LocalProgress(episodes, every_s=30.0, label=label)
             played = play(
                 (tokenizer, model),
                 args.env,
@@ -382,7 +383,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 max_tokens=args.max_tokens,
                 temperature=args.temperature,
                 seed=seed,
-                **({} if args.rollout == "last-turn" else {"progress": playing}),
+                progress=playing,
             )
             if args.rollout == "last-turn":
                 greedy_results, groups = played

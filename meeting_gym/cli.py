@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -502,6 +502,20 @@ def _rows_groups(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rows_steps(args: argparse.Namespace) -> int:
+    from meeting_gym.agents.heldout import in_item_order, read_rows, row_slice
+    from meeting_gym.envs.meeting_slot.worked_report import marks_of, report
+
+    try:
+        rows = in_item_order(read_rows(args.file))[row_slice(args.rows)]
+    except OSError as exc:  # a missing or unreadable file is the user's to fix: one line
+        raise ValueError(f"{exc.filename}: {exc.strerror}") from None
+    if not rows:
+        raise ValueError(f"no rows in {args.rows}")
+    print("\n".join(report(marks_of(rows), rows)))
+    return 0
+
+
 def _rows_environment(args: argparse.Namespace) -> int:
     from meeting_gym.agents.provenance import compare_to_record
 
@@ -703,19 +717,15 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         command = rows_sub.add_parser(name, help=text)
         command.add_argument("folder", type=Path, help="a run's folder, e.g. runs/grpo_calendar")
         command.set_defaults(run=run)
-    pair = rows_sub.add_parser(
+    _sliced(
+        rows_sub,
         "paired",
-        help="two evaluations of the same items compared pair by pair: each mean and the "
+        "two evaluations of the same items compared pair by pair: each mean and the "
         "paired difference AFTER - BEFORE with its 95%% interval",
+        _rows_paired,
+        ("after", "an eval_<model>.jsonl[.gz] of held-out rows"),
+        ("before", "another of the same items, or a reference policy (naive, gold)"),
     )
-    pair.add_argument("after", help="an eval_<model>.jsonl[.gz] of held-out rows")
-    pair.add_argument(
-        "before", help="another of the same items, or a reference policy (naive, gold)"
-    )
-    pair.add_argument(
-        "--rows", default=":", metavar="START:STOP", help="the items to compare (default all)"
-    )
-    pair.set_defaults(run=_rows_paired)
     groups = rows_sub.add_parser(
         "groups",
         help="per GRPO step of a run: its groups, their distinct final answers and exact "
@@ -740,7 +750,28 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         "did not, with each kind's mean advantage (a --rollout last-turn run)",
     )
     groups.set_defaults(run=_rows_groups)
+    _sliced(
+        rows_sub,
+        "steps",
+        "a worked-solutions MeetingSlot model's last turns marked step by step against the "
+        "reference's worked solution (a diagnosis, not a grade)",
+        _rows_steps,
+        ("file", "the evaluation rows (eval_<model>.jsonl)"),
+    )
     return parser
+
+
+def _sliced(
+    sub: Any, name: str, text: str, run: Callable[..., int], *files: tuple[str, str]
+) -> None:
+    """A ``rows`` command reading row files (``files``: name, help) and ``--rows START:STOP``."""
+    command = sub.add_parser(name, help=text)
+    for file, about in files:
+        command.add_argument(file, help=about)
+    command.add_argument(
+        "--rows", default=":", metavar="START:STOP", help="the items to read (default all)"
+    )
+    command.set_defaults(run=run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

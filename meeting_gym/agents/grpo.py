@@ -374,6 +374,7 @@ def branch_groups(
     max_tokens: int,
     temperature: float = 1.0,
     seed: int = 0,
+    progress: Any = None,
 ) -> tuple[list[Any], list[list[Any]]]:
     """Each item played once greedily, then ``group`` times from that episode's last turn on.
 
@@ -383,7 +384,9 @@ def branch_groups(
     tool results, and its episodes share everything before the branch, which the update
     reads once (:func:`policy_step`). Both passes run in one local client, whose cache
     holds the greedy episodes' keys and values, so the branches do not read their prefix
-    again. Returns (the greedy results, the sampled results grouped by item).
+    again. ``progress`` (a :class:`~meeting_gym.agents.llm.LocalProgress` of
+    ``len(items) * (group + 1)`` episodes) is kept up to date as both passes play.
+    Returns (the greedy results, the sampled results grouped by item).
     """
     from meeting_gym.agentkit.llm import RetryPolicy
     from meeting_gym.agentkit.local import LocalChatClient
@@ -400,7 +403,12 @@ def branch_groups(
         "max_turns": max_turns,
         "seed": seed,
     }
-    with LocalChatClient(pair, batch_size=len(items) * group, seed=seed) as client:
+    if progress is not None:
+        common["on_episode"] = lambda *_: progress.episode_done()
+    on_progress = progress.update if progress is not None else None
+    with LocalChatClient(
+        pair, batch_size=len(items) * group, seed=seed, on_progress=on_progress
+    ) as client:
         greedy = evaluate_llm(
             client, "policy", items, temperature=0.0, max_concurrent=len(items), **common
         )
@@ -419,4 +427,6 @@ def branch_groups(
             opening=lambda info: openings.get(info.get(id_key)),
             **common,
         )
+    if progress is not None:
+        progress.close()
     return greedy, [sampled[k * group : (k + 1) * group] for k in range(len(items))]

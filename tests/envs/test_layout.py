@@ -21,7 +21,10 @@ from paths import ROOT
 from purity import imports_of
 
 ENVS = {
-    "meeting_slot": {"agents", "env", "policies", "prompts", "rubric", "task", "tools"},
+    # worked_report: the marks of a worked-solutions model's rows (meeting-gym rows steps)
+    "meeting_slot": {
+        "agents", "env", "policies", "prompts", "rubric", "task", "tools", "worked_report",
+    },
     "timetable_planner": {
         "agents", "env", "observation", "policies", "task", "tools", "view",
     },

@@ -168,7 +168,11 @@ def test_the_pipeline_resumes_sft_and_its_checkpoint_evaluates_the_same_from_the
         "--out", str(branched), "--phases", "grpo", "--grpo-steps", "2", "--prompts", "1",
         "--group", "2", "--redraws", "0", "--kl", "0.05", "--rollout", "last-turn",
     ]  # fmt: skip
-    assert "GRPO stopped after 1 steps (saved)" in run(*settings, "--phase-minutes", "0").stdout
+    stopped = run(*settings, "--phase-minutes", "0")
+    assert "GRPO stopped after 1 steps (saved)" in stopped.stdout
+    # the greedy pass and the branches each count in the rollouts' line: 1 + 2 episodes
+    said = stopped.stderr.splitlines()
+    assert any(line.startswith("grpo step 1/2 rollouts: 3/3 episodes, ") for line in said)
     [entry] = json.loads((branched / "grpo" / "grpo_log.json").read_text())
     assert entry["rollout"] == "last-turn"
     # the first step's policy is the SFT model itself: no distance from the reference yet

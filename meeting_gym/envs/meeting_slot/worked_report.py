@@ -1,24 +1,19 @@
-"""Where a worked-solutions model's computation goes wrong: its last turn, step by step.
-
-    python benchmarks/worked_steps.py runs/tool_env_worked/eval_sft.jsonl --rows 0:48
+"""Where a worked-solutions model's computation goes wrong: its last turn, step by step
+(``meeting-gym rows steps``).
 
 Each row is a MeetingSlot-v0 episode of ``examples/train_tool_env.py`` (``--expert
 gold-worked``). Its last reply is marked step by step against the worked solution the
-reference writes for the same scenario (``meeting_gym.envs.meeting_slot.domain.worked_marks``):
-each attendee's working hours, busy blocks and free time in UTC, the starts that fit
-everyone, and the earliest one; then whether the answer says what the reply's own last step
-says; and the working hours' marks by time zone. A step is right only if its text equals
-the reference's. The reward is the env's, as
-logged: these marks are a diagnosis, not a grade.
+reference writes for the same scenario (:mod:`.domain.worked_marks`): each attendee's
+working hours, busy blocks and free time in UTC, the starts that fit everyone, and the
+earliest one; then whether the answer says what the reply's own last step says; and the
+working hours' marks by time zone. A step is right only if its text equals the
+reference's. The reward is the env's, as logged: these marks are a diagnosis, not a grade.
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
 from typing import Any
 
-from meeting_gym.agents.heldout import in_item_order, read_rows, row_slice
 from meeting_gym.core.splits import make_task, options_item
 from meeting_gym.envs.meeting_slot.domain.worked_marks import FIELDS, WorkedMarks, mark_worked
 
@@ -85,23 +80,3 @@ def report(marks: list[WorkedMarks], rows: list[dict[str, Any]]) -> list[str]:
     pairs += [(f"  {zone}", share(sum(ok), len(ok))) for zone, ok in sorted(zones.items())]
     width = max(len(label) for label, _ in pairs) + 2
     return [f"{label:<{width}}{value}".rstrip() for label, value in pairs]
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("rows", type=Path, help="the evaluation rows (eval_<model>.jsonl)")
-    p.add_argument("--rows", dest="part", default=":", help="START:STOP, the items to mark")
-    args = p.parse_args(argv)
-    try:
-        rows = in_item_order(read_rows(args.rows))[row_slice(args.part)]
-        if not rows:
-            raise ValueError(f"no rows in {args.part}")
-        marks = marks_of(rows)
-    except (OSError, ValueError) as exc:
-        p.error(str(exc))
-    print("\n".join(report(marks, rows)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,25 +1,22 @@
-"""benchmarks/worked_steps.py: a worked-solutions model's last turns, marked step by step."""
+"""``meeting-gym rows steps``: a worked-solutions model's last turns, marked step by step."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from meeting_gym.cli import main
 from meeting_gym.core.splits import load_split
 from meeting_gym.envs.meeting_slot.domain.solver import solve
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
 from meeting_gym.envs.meeting_slot.domain.worked import worked_solution
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location(
-    "worked_steps", ROOT / "benchmarks" / "worked_steps.py"
-)
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+
+def steps(argv: list[str]) -> int:
+    return main(["rows", "steps", *argv])
+
 
 ENV = "MeetingSlot-v0"
 SEED = 42
@@ -59,7 +56,7 @@ def test_the_steps_are_counted_over_the_rows_in_item_order(tmp_path, capsys):
     rows = [row(2, right[2], 1.0), row(0, right[0], 1.0), row(1, wrong, 0.0)]  # as they ended
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
-    assert bench.main([str(path)]) == 0
+    assert steps([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     by_zone = lines.index("working hours right, by zone")
     out = dict(re.split(r"  +", line, maxsplit=1) for line in lines[:by_zone])
@@ -76,7 +73,7 @@ def test_the_steps_are_counted_over_the_rows_in_item_order(tmp_path, capsys):
     assert sum(int(v.split(" of ")[1].split()[0]) for v in zones.values()) == people
     assert not zones[wrong_zone].endswith("(100%)")
 
-    assert bench.main([str(path), "--rows", "1:2"]) == 0  # item 1 alone
+    assert steps([str(path), "--rows", "1:2"]) == 0  # item 1 alone
     lines = capsys.readouterr().out.splitlines()
     out = dict(re.split(r"  +", line.strip(), maxsplit=1) for line in lines if "  " in line)
     assert out["episodes with every hour right"] == "0 of 1 (0%)"
@@ -90,7 +87,6 @@ def test_bad_input_is_one_line_naming_it(tmp_path, capsys):
         ([str(other)], "row 0 is not a MeetingSlot-v0 episode"),
         ([str(other), "--rows", "5:"], "no rows in 5:"),
     ):
-        with pytest.raises(SystemExit) as stop:
-            bench.main(argv)
-        assert stop.value.code == 2
-        assert says in capsys.readouterr().err
+        assert steps(argv) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err
