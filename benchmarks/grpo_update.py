@@ -23,38 +23,11 @@ from pathlib import Path
 from typing import Any
 
 
-def step_rows(
-    rows: list[dict], step: int, group: int, most: int | None = None
-) -> tuple[list, list, list]:
-    """(transcripts, advantages, group numbers) of one step's groups whose rewards spread
-    (the first ``most`` of them, or all)."""
-    from meeting_gym.agents.grpo import advantages
-
-    chosen = [r for r in rows if r["step"] == step]
-    if not chosen:
-        raise ValueError(f"no rollouts of step {step}")
-    if len(chosen) % group:
-        raise ValueError(f"{len(chosen)} rollouts of step {step} are not whole groups of {group}")
-    transcripts, weights, groups = [], [], []
-    for g, k in enumerate(range(0, len(chosen), group)):
-        members = chosen[k : k + group]
-        spread = advantages([float(r["breakdown"]["reward"]) for r in members])
-        if spread is None or (most is not None and len(set(groups)) >= most):
-            continue
-        for row, weight in zip(members, spread, strict=True):
-            transcripts.append(row["transcript"])
-            weights.append(weight)
-            groups.append(g)
-    if not transcripts:
-        raise ValueError(f"no group of step {step} has rewards that spread")
-    return transcripts, weights, groups
-
-
 def timed_update(model: Any, rows: list[dict], share: bool, bf16: bool) -> tuple[float, list]:
     """Seconds of one update (learning rate 0) and the gradients it leaves."""
     import torch
 
-    from meeting_gym.agents.grpo import policy_step
+    from meeting_gym.training.grpo import policy_step
 
     optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
     began = time.perf_counter()
@@ -78,12 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         text = Path(args.rollouts).read_text(encoding="utf-8")
         rows = [json.loads(line) for line in text.splitlines()]
+        from meeting_gym.training.groups import step_rows
+
         transcripts, weights, groups = step_rows(rows, args.step, args.group, args.groups)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         p.error(f"{args.rollouts}: {exc}")
     from meeting_gym.agentkit.local import load_model, resolve_model
-    from meeting_gym.agents.finetune import trainable
-    from meeting_gym.agents.grpo import policy_rows, shared_length
+    from meeting_gym.training.finetune import trainable
+    from meeting_gym.training.grpo import policy_rows, shared_length
 
     try:
         source = resolve_model(args.model)

@@ -25,7 +25,7 @@ from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any
 
-from meeting_gym.agents.finetune import mean_interval, paired_interval
+from meeting_gym.evaluation.intervals import mean_interval, paired_interval
 
 TRAIN = Path(__file__).with_name("train_ppo.py")
 ARMS = ("alone", "curriculum")

@@ -1,7 +1,7 @@
 """Train sb3-contrib's MaskablePPO on an env's discrete mode and compare it with its references.
 
 ``--env MeetingSlot-v0`` (default) or ``--env TimetablePlanner-v0``; each env's tuned
-defaults, network and table come from :mod:`meeting_gym.agents.ppo_runs`. Trains on the
+defaults, network and table come from :mod:`meeting_gym.training.ppo_runs`. Trains on the
 ``train`` split only (``reset()`` never draws a held-out item; see
 :mod:`meeting_gym.core.splits`) and evaluates every ``--eval-every`` steps on held-out
 items of the ``eval`` split (for MeetingSlot its generated part, after the curated
@@ -39,20 +39,20 @@ from pathlib import Path
 from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agents.evaluate import summarize
 from meeting_gym.agents.ppo import MaskablePPOAgent
-from meeting_gym.agents.ppo_runs import RECIPES, Recipe, save_curve
-from meeting_gym.agents.provenance import run_environment
-from meeting_gym.agents.training import (
+from meeting_gym.core.curriculum import Curriculum
+from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
+from meeting_gym.core.registry import load_object
+from meeting_gym.evaluation.evaluate import summarize
+from meeting_gym.evaluation.provenance import run_environment
+from meeting_gym.training.ppo_runs import RECIPES, Recipe, save_curve
+from meeting_gym.training.runs import (
     evaluate_held_out,
     levels_figure,
     reference_summaries,
     sb3_callbacks,
     write_run,
 )
-from meeting_gym.core.curriculum import Curriculum
-from meeting_gym.core.curriculum_wrapper import CurriculumWrapper
-from meeting_gym.core.registry import load_object
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Recipe]:

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agents.evaluate import summarize
-from meeting_gym.agents.ppo_runs import meeting_table, reward_curve
-from meeting_gym.agents.provenance import run_environment
-from meeting_gym.agents.training import evaluate_held_out, reference_summaries, write_run
 from meeting_gym.core.splits import load_split
+from meeting_gym.evaluation.evaluate import summarize
+from meeting_gym.evaluation.provenance import run_environment
+from meeting_gym.training.ppo_runs import meeting_table, reward_curve
+from meeting_gym.training.runs import evaluate_held_out, reference_summaries, write_run
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     import torch
 
-    from meeting_gym.agents.rllib import RLlibAgent
+    from meeting_gym.agents.rllib_agent import RLlibAgent
 
     torch.set_num_threads(args.threads)
     out = Path(args.out).resolve()

@@ -83,9 +83,10 @@ def run(
     """
     from meeting_gym.agentkit.llm import LLMAgent, RetryPolicy
     from meeting_gym.agentkit.local import LocalChatClient, load_model, resolve_model
-    from meeting_gym.agents.evaluate import evaluate
-    from meeting_gym.agents.finetune import mean_interval, system_prompt_for
+    from meeting_gym.agentkit.prompts import system_prompt_for
     from meeting_gym.core.splits import load_split
+    from meeting_gym.evaluation.evaluate import evaluate
+    from meeting_gym.evaluation.intervals import mean_interval
 
     unknown = [mode for mode in modes if mode not in MODES]
     if unknown or not modes:

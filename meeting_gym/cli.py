@@ -21,9 +21,9 @@ from typing import Any, NoReturn
 
 from meeting_gym import __version__
 from meeting_gym.agents.policies import policy_names
-from meeting_gym.agents.provenance import run_environment
 from meeting_gym.core.registry import ENVS, task_class
 from meeting_gym.core.splits import DEFAULT_ENV, DEFAULT_SEED, SPLITS, split_names
+from meeting_gym.evaluation.provenance import run_environment
 
 EXIT_USER_ERROR = 2
 EXIT_NOTHING_SCORED = 1
@@ -141,9 +141,9 @@ def _check_mode(env_id: str, mode: str, policy: str) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from meeting_gym.agents.evaluate import evaluate, format_table, summarize
-    from meeting_gym.agents.llm import LLM_POLICIES
     from meeting_gym.core.registry import make_task
+    from meeting_gym.evaluation.chat import LLM_POLICIES
+    from meeting_gym.evaluation.evaluate import evaluate, format_table, summarize
 
     settings = _settings(args)
     task = make_task(args.env, **settings)
@@ -176,7 +176,7 @@ def _eval(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         local_progress = None
         if policy == "local" and (sys.stderr.isatty() if args.progress is None else args.progress):
-            from meeting_gym.agents.llm import LocalProgress
+            from meeting_gym.evaluation.chat import LocalProgress
 
             local_progress = LocalProgress(len(items) * args.rollouts)
             stack.callback(local_progress.close)
@@ -191,7 +191,7 @@ def _eval(args: argparse.Namespace) -> int:
             if handle is None:
                 return
             if is_llm:
-                from meeting_gym.agents.llm import replayable_row
+                from meeting_gym.evaluation.chat import replayable_row
 
                 line = replayable_row(
                     result,
@@ -227,12 +227,12 @@ def _eval(args: argparse.Namespace) -> int:
     summary = summarize(results, task.rubric.names)
     extra_lines: list[str] = []
     if is_llm:
-        from meeting_gym.agents.llm import table_lines, totals
+        from meeting_gym.evaluation.chat import table_lines, totals
 
         summary.update(totals(results))
         extra_lines = table_lines(summary)
     if args.samples is not None:
-        from meeting_gym.agents.passk import pass_lines, pass_summary, solved_counts
+        from meeting_gym.evaluation.passk import pass_lines, pass_summary, solved_counts
 
         def best(item: Any) -> float:
             known = task.max_reward_for(item)
@@ -301,12 +301,12 @@ def _agent_maker(
     ``local_progress`` (a local model's status line) is told what loads and what it generates.
     """
     if policy == "openai":
-        from meeting_gym.agents.llm import DEFAULT_CONCURRENCY, agent_factory
+        from meeting_gym.evaluation.chat import DEFAULT_CONCURRENCY, agent_factory
 
         make: Any = agent_factory(args)
         return make, args.max_concurrent or DEFAULT_CONCURRENCY, make.keywords["tool_protocol"]
     if policy == "local":
-        from meeting_gym.agents.llm import local_agent_factory
+        from meeting_gym.evaluation.chat import local_agent_factory
 
         make, client = local_agent_factory(args, local_progress)
         stack.callback(client.close)
@@ -381,7 +381,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _export_episodes(args: argparse.Namespace, task: Any) -> int:
     """``export --episodes``: the reference policy's whole episodes, each replay-checked."""
-    from meeting_gym.agents.episodes import MULTI_TURN_HINT, episode_rows
+    from meeting_gym.evaluation.episodes import MULTI_TURN_HINT, episode_rows
 
     if task.toolset is None:
         raise UserError(f"{args.env}: {MULTI_TURN_HINT}")
@@ -475,27 +475,21 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _rows_table(args: argparse.Namespace) -> int:
-    from meeting_gym.agents.run_rows import run_table
+    from meeting_gym.evaluation.run_rows import run_table
 
-    try:
-        print(run_table(args.folder))
-    except OSError as exc:  # an unreadable file is the user's to fix: one line
-        raise ValueError(f"{exc.filename}: {exc.strerror}") from None
+    print(run_table(args.folder))
     return 0
 
 
 def _rows_paired(args: argparse.Namespace) -> int:
-    from meeting_gym.agents.paired import compare
+    from meeting_gym.evaluation.paired import compare
 
-    try:
-        print("\n".join(compare(args.after, args.before, args.rows)))
-    except OSError as exc:  # a missing or unreadable file is the user's to fix: one line
-        raise ValueError(f"{exc.filename}: {exc.strerror}") from None
+    print("\n".join(compare(args.after, args.before, args.rows)))
     return 0
 
 
 def _rows_groups(args: argparse.Namespace) -> int:
-    from meeting_gym.agents.groups import table
+    from meeting_gym.training.groups import table
 
     times = frozenset(t.strip() for t in args.times.split(",") if t.strip())
     print("\n".join(table(args.rollouts, args.group, times, args.unasked, args.branches)))
@@ -503,21 +497,29 @@ def _rows_groups(args: argparse.Namespace) -> int:
 
 
 def _rows_steps(args: argparse.Namespace) -> int:
-    from meeting_gym.agents.heldout import in_item_order, read_rows, row_slice
     from meeting_gym.envs.meeting_slot.worked_report import marks_of, report
+    from meeting_gym.evaluation.heldout import in_item_order, read_rows, row_slice
 
-    try:
-        rows = in_item_order(read_rows(args.file))[row_slice(args.rows)]
-    except OSError as exc:  # a missing or unreadable file is the user's to fix: one line
-        raise ValueError(f"{exc.filename}: {exc.strerror}") from None
+    rows = in_item_order(read_rows(args.file))[row_slice(args.rows)]
     if not rows:
         raise ValueError(f"no rows in {args.rows}")
     print("\n".join(report(marks_of(rows), rows)))
     return 0
 
 
+def _train(args: argparse.Namespace) -> int:
+    from meeting_gym.training.tool_options import checked, phases_of
+    from meeting_gym.training.tool_run import run
+
+    def error(message: str) -> NoReturn:
+        raise ValueError(message)
+
+    args.phase_list = phases_of(args.phases, error)
+    return run(checked(args, error))
+
+
 def _rows_environment(args: argparse.Namespace) -> int:
-    from meeting_gym.agents.provenance import compare_to_record
+    from meeting_gym.evaluation.provenance import compare_to_record
 
     same, lines = compare_to_record(args.folder / "results.json")
     print("\n".join(lines))
@@ -639,7 +641,7 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         help="progress on stderr (default: on a tty; a bar for 50+ episodes, and for "
         "--policy local a status line of episodes, turns and tokens from the first second)",
     )
-    from meeting_gym.agents.llm import add_cli_options  # no openai import here
+    from meeting_gym.evaluation.chat import add_cli_options  # no openai import here
 
     add_cli_options(ev)
     ev.set_defaults(run=_eval)
@@ -697,6 +699,18 @@ def build_parser(env_id: str = DEFAULT_ENV) -> argparse.ArgumentParser:
         "tools-aware chat templates and TRL's SFTTrainer take)",
     )
     export.set_defaults(run=_export)
+
+    from meeting_gym.training.tool_options import PHASES, DefaultsShown, add_options
+
+    train = sub.add_parser(
+        "train",
+        help="teach a local model a tool env: export expert episodes, SFT, GRPO, held-out "
+        "eval (each phase resumes where the last run stopped)",
+        formatter_class=DefaultsShown,
+    )
+    train.add_argument("phases", help=f"comma-separated, in order: {','.join(PHASES)}")
+    add_options(train)
+    train.set_defaults(run=_train)
 
     rows = sub.add_parser("rows", help="a run's table from its rows, and its recorded environment")
     rows_sub = rows.add_subparsers(dest="rows_command", required=True)
@@ -789,6 +803,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `meeting-gym eval | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a missing or unreadable file is the user's to fix: one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"meeting-gym: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def can_isolate() -> bool:
 
 def link_checkout(path: Path) -> Path:
     """``path`` with links to the checkout's folders, so a README block's relative paths work."""
-    for name in ("meeting_gym", "examples", "tests", "scripts", "benchmarks"):
+    for name in ("meeting_gym", "examples", "tests", "benchmarks"):
         (path / name).symlink_to(ROOT / name, target_is_directory=True)
     return path
 

@@ -1,4 +1,4 @@
-"""The environment record a results file carries (meeting_gym.agents.provenance), checked
+"""The environment record a results file carries (meeting_gym.evaluation.provenance), checked
 field by field where a test reads one."""
 
 from __future__ import annotations

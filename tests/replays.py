@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from meeting_gym.agents.llm import replayable_row
+from meeting_gym.evaluation.chat import replayable_row
 
 
 def curated_rows(

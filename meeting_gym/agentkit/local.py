@@ -540,7 +540,7 @@ def render_chat(
     """``messages`` (and ``tools``) through the tokenizer's chat template.
 
     The one rendering of a conversation: the local model's prompts, the SFT rows of
-    :mod:`~meeting_gym.agents.sft` and GRPO's rollouts all go through it.
+    :mod:`~meeting_gym.training.sft` and GRPO's rollouts all go through it.
     ``generation_prompt`` opens the assistant's next turn (a prompt); False renders the
     conversation as it stands (a training row).
     """

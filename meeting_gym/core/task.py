@@ -9,7 +9,7 @@ is graded. Everything generic is written once around it:
   actions and observations, tool calls, ``max_turns``, reset options);
 * :mod:`~meeting_gym.core.splits` turns ``generate`` into seeded, addressable splits
   (``train`` / ``eval`` / ``curated``) and JSONL rows;
-* :mod:`~meeting_gym.agents.evaluate` runs any policy on any registered env and prints
+* :mod:`~meeting_gym.evaluation.evaluate` runs any policy on any registered env and prints
   the task's rubric terms; the CLI and the registry tests take every registered env.
 
 Nothing here imports gymnasium: a task is plain Python and is tested directly.

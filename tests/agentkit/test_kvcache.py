@@ -179,7 +179,7 @@ def test_the_tokens_read_that_progress_reports_never_go_down(tiny):
 def test_the_local_progress_line_says_what_loads_then_counts_turns_and_tokens():
     import io
 
-    from meeting_gym.agents.llm import LocalProgress
+    from meeting_gym.evaluation.chat import LocalProgress
 
     stream = io.StringIO()  # not a terminal: whole lines, at most one every every_s seconds
     progress = LocalProgress(2, stream=stream, every_s=3600)

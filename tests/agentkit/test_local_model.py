@@ -25,9 +25,9 @@ from meeting_gym.agentkit.local import (  # noqa: E402
     resolve_model,
     template_has_tools,
 )
-from meeting_gym.agents.evaluate import evaluate  # noqa: E402
-from meeting_gym.agents.replay import replay_row  # noqa: E402
 from meeting_gym.core.splits import load_split  # noqa: E402
+from meeting_gym.evaluation.evaluate import evaluate  # noqa: E402
+from meeting_gym.evaluation.replay import replay_row  # noqa: E402
 
 EOS = 0
 

@@ -20,8 +20,6 @@ from paths import ROOT
 
 import meeting_gym  # noqa: F401
 from meeting_gym.agentkit import RetryPolicy, make_client, run_episode
-from meeting_gym.agents.evaluate import format_table
-from meeting_gym.agents.llm import evaluate_llm, format_llm_table, llm_summary, row
 from meeting_gym.cli import main
 from meeting_gym.core.splits import load_split
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
@@ -29,6 +27,8 @@ from meeting_gym.envs.meeting_slot.domain.scenario import Scenario
 from meeting_gym.envs.meeting_slot.domain.solver import solve
 from meeting_gym.envs.meeting_slot.domain.timeutil import format_utc
 from meeting_gym.envs.meeting_slot.rubric import grade
+from meeting_gym.evaluation.chat import evaluate_llm, format_llm_table, llm_summary, row
+from meeting_gym.evaluation.evaluate import format_table
 
 openai = pytest.importorskip("openai")  # the [llm] extra
 

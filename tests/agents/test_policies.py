@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.cli import main
 from meeting_gym.core.splits import load_split
 from meeting_gym.envs.meeting_slot.policies import GoldPolicy, NaivePolicy, RandomPolicy
+from meeting_gym.evaluation.evaluate import evaluate, summarize
 
 NAIVE_ANSWERS = {  # the predecessor's published naive answers on the curated split
     "same_tz_empty_busy": "2024-03-11T09:00:00Z",

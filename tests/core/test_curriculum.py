@@ -293,7 +293,7 @@ def test_one_curriculum_shared_by_a_vector_envs_copies():
 
 def test_the_levels_picture_is_drawn_from_a_saved_state(tmp_path):
     pytest.importorskip("matplotlib")
-    from meeting_gym.agents.training import levels_figure
+    from meeting_gym.training.runs import levels_figure
 
     cur = _curriculum()
     for reward in [1.0] * 4 + [0.0] * 4:

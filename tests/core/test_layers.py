@@ -2,7 +2,8 @@
 
 core (the env contract: tasks, the text env, the action grammar, the episode loop, the
 policy interface) imports only core; each env imports only core and itself; agentkit
-(language-model agents) imports only core and itself; adapters and agents import no env;
+(language-model agents) imports only core and itself; adapters, agents, evaluation and
+training import no env, and evaluation nothing of training;
 no folder imports in a cycle; an env made and stepped in text mode loads no agent, model
 client or adapter. Read statically (every import, in functions too) and checked live in a
 fresh interpreter.
@@ -36,6 +37,21 @@ ALLOWED = {
         "meeting_gym.adapters",
         "meeting_gym.agents",
     ),
+    # evaluation never trains: training stands on it, never the other way (issue 49)
+    "evaluation": (
+        "meeting_gym.core",
+        "meeting_gym.agentkit",
+        "meeting_gym.agents",
+        "meeting_gym.evaluation",
+    ),
+    "training": (
+        "meeting_gym.core",
+        "meeting_gym.agentkit",
+        "meeting_gym.adapters",
+        "meeting_gym.agents",
+        "meeting_gym.evaluation",
+        "meeting_gym.training",
+    ),
 }
 
 
@@ -58,7 +74,7 @@ def test_a_layer_imports_nothing_above_it(layer: str) -> None:
         for name in imported(path)
         if not name.startswith(ALLOWED[layer])
         # `import meeting_gym` registers the env ids (the package's face, no env module)
-        and not (name == "meeting_gym" and layer in ("adapters", "agents"))
+        and not (name == "meeting_gym" and layer != "core")
     ]
     assert not wrong, "\n".join(wrong)
 
@@ -161,7 +177,7 @@ def test_a_text_env_loads_no_agent_client_or_adapter() -> None:
 
 
 OPTIONAL = """
-import sys, gymnasium, meeting_gym, meeting_gym.cli, meeting_gym.agents.evaluate
+import sys, gymnasium, meeting_gym, meeting_gym.cli, meeting_gym.evaluation.evaluate
 from meeting_gym.core.registry import load_object
 import meeting_gym.envs.meeting_slot.agents, meeting_gym.envs.timetable_planner.agents
 for env_id in meeting_gym.ENV_IDS:
@@ -218,3 +234,33 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
             module.nope  # noqa: B018
         with pytest.raises(AttributeError):
             module._private  # noqa: B018
+
+
+# 0.3.0's aliases of core.protocol and core.tools, kept while the names they hand on are
+ALIAS_MODULES = {"agentkit/protocol.py", "agentkit/tools.py"}
+
+
+def test_no_module_name_repeats_across_packages() -> None:
+    """Outside the envs (which share one layout by design), a module's name says what it is
+    in one place only: no ``llm.py`` in two packages (issue 49)."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith("envs/") or path.name == "__init__.py" or rel in ALIAS_MODULES:
+            continue
+        seen.setdefault(path.name, []).append(rel)
+    repeated = {name: where for name, where in seen.items() if len(where) > 1}
+    assert not repeated, repeated
+
+
+def test_moved_agents_modules_still_import_with_a_warning() -> None:
+    """0.4.0 moved evaluation and training out of ``agents``: each old name is the new module."""
+    import importlib
+
+    from meeting_gym.agents import MOVED
+
+    for old, new in MOVED.items():
+        sys.modules.pop(f"meeting_gym.agents.{old}", None)  # warn as on a first import
+        with pytest.warns(DeprecationWarning, match="goes in 0.5.0"):
+            module = importlib.import_module(f"meeting_gym.agents.{old}")
+        assert module is importlib.import_module(new)

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meeting_gym
-from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.core.registry import ENVS, load_object, task_class
 from meeting_gym.core.spaces import AnyText
 from meeting_gym.core.splits import load_split, split_names
+from meeting_gym.evaluation.evaluate import evaluate, summarize
 
 
 def _configurations() -> list[tuple[str, str]]:

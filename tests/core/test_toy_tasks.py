@@ -12,10 +12,10 @@ import random
 import pytest
 from toy_tasks import NAMES, SevenTerms, ToyGold
 
-from meeting_gym.agents.evaluate import evaluate, format_table, summarize
 from meeting_gym.core.rubric import Rubric, Term
 from meeting_gym.core.splits import draw, load_split
 from meeting_gym.core.text_env import TextEnv
+from meeting_gym.evaluation.evaluate import evaluate, format_table, summarize
 
 
 def test_rubric_weights_and_names():
@@ -115,7 +115,7 @@ def test_every_draw_comes_from_its_own_generator():
 
 
 def test_group_rows_list_the_named_difficulties_easiest_first_then_other_labels_by_name():
-    from meeting_gym.agents.evaluate import EpisodeResult
+    from meeting_gym.evaluation.evaluate import EpisodeResult
 
     labels = ["difficulty expert", "kind b", "difficulty easy", "difficulty hard", "kind a"]
     labels += ["difficulty medium", "level 2", "level 1"]

@@ -30,8 +30,9 @@ except ValueError as exc:
 
 from meeting_gym.adapters.trl import ROW_KEYS, reward_function, rows
 from meeting_gym.agentkit.local import load_model
-from meeting_gym.agents.finetune import SHORT_PROMPTS, sft_rows, trainable
+from meeting_gym.agentkit.prompts import SHORT_PROMPTS
 from meeting_gym.core.splits import export_split
+from meeting_gym.training.finetune import sft_rows, trainable
 
 ENV = "CalendarMath-v0"
 SETTINGS = {"task": "add_days"}

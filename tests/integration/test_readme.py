@@ -29,7 +29,7 @@ how it is checked (nothing: it is run):
 
 ``python`` blocks run in a fresh interpreter, ``bash`` blocks under ``bash -euo pipefail``,
 both in a scratch folder that links the checkout's ``meeting_gym``, ``examples``, ``tests``,
-``scripts`` and ``benchmarks`` (so relative paths work and nothing is written into the
+``benchmarks`` (so relative paths work and nothing is written into the
 checkout). Blocks that write files write them under ``runs/`` (ignored by git).
 """
 
@@ -71,7 +71,7 @@ def _params(tags: tuple[str | None, ...]) -> list:
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    for name in ("meeting_gym", "examples", "tests", "scripts", "benchmarks"):
+    for name in ("meeting_gym", "examples", "tests", "benchmarks"):
         (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
     (tmp_path / "docs").mkdir()
     # the rows behind the published tables, which `meeting-gym rows table` blocks read

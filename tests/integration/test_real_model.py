@@ -38,9 +38,9 @@ from replays import curated_rows
 
 from meeting_gym.agentkit.llm import LLMAgent
 from meeting_gym.agentkit.local import LocalChatClient
-from meeting_gym.agents.evaluate import evaluate
-from meeting_gym.agents.replay import replay_row
 from meeting_gym.core.splits import load_split
+from meeting_gym.evaluation.evaluate import evaluate
+from meeting_gym.evaluation.replay import replay_row
 
 MAX_TOKENS = 24
 MAX_TURNS = 2

@@ -1,4 +1,4 @@
-"""scripts/real_model_table.py against the test suite's scripted server (no real model).
+"""meeting_gym.evaluation.real_model against the test suite's scripted server (no real model).
 
 The scripted ``gold-text`` model must reach the gold reward on every row it plays (its rows
 replayed by the script), the baselines must sit beside it, and the malformed-turn count
@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-from paths import ROOT
 
 pytest.importorskip("openai")
 from fake_openai_server import FakeOpenAIServer
@@ -37,7 +36,7 @@ def test_the_table_of_a_gold_model_shows_gold_beside_the_baselines(tmp_path):
             str(tmp_path),
         ]
         done = subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "real_model_table.py"), *argv],
+            [sys.executable, "-m", "meeting_gym.evaluation.real_model", *argv],
             capture_output=True,
             text=True,
             timeout=600,

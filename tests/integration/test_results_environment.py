@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from paths import ROOT
 
-from meeting_gym.agents.provenance import read_constraints
+from meeting_gym.evaluation.provenance import read_constraints
 
 PAGES = [*sorted((ROOT / "docs" / "results").glob("*.md")), ROOT / "docs/guides/curriculum.md"]
 TRAINING = re.compile(r"examples/(train_\w+|curriculum_ppo)\.py")

@@ -20,7 +20,7 @@ from paths import ROOT
 from records import assert_environment_record
 
 from meeting_gym.agentkit.local import resolve_model
-from meeting_gym.agents.replay import replay_row
+from meeting_gym.evaluation.replay import replay_row
 
 pytest.importorskip("transformers", reason='needs pip install "meeting-gym[local]"')
 try:

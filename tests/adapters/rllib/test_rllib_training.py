@@ -20,10 +20,10 @@ import ray
 import torch
 
 from meeting_gym.adapters import rllib as adapter
-from meeting_gym.agents.evaluate import evaluate, summarize
-from meeting_gym.agents.rllib import RLlibAgent, load_rllib
+from meeting_gym.agents.rllib_agent import RLlibAgent, load_rllib
 from meeting_gym.core.splits import load_split
 from meeting_gym.envs.meeting_slot.models import rllib_module
+from meeting_gym.evaluation.evaluate import evaluate, summarize
 
 TINY = {"train_batch_size": 512, "minibatch_size": 128, "num_epochs": 2, "envs_per_env_runner": 4}
 

@@ -9,12 +9,12 @@ import gymnasium as gym
 import pytest
 
 import meeting_gym  # noqa: F401
-from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.cli import main
 from meeting_gym.core.splits import load_split
 from meeting_gym.envs.calendar_math.curated import CURATED
 from meeting_gym.envs.calendar_math.items import Item
+from meeting_gym.evaluation.evaluate import evaluate, summarize
 
 ENV = "CalendarMath-v0"
 

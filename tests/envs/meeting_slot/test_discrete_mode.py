@@ -185,9 +185,9 @@ def test_parity_with_text_mode_over_many_seeds():
 
 
 def test_gold_policy_scores_the_same_in_both_modes():
-    from meeting_gym.agents.evaluate import evaluate, summarize
     from meeting_gym.agents.policies import make_policy
     from meeting_gym.core.splits import load_split
+    from meeting_gym.evaluation.evaluate import evaluate, summarize
 
     curated = summarize(
         evaluate(lambda: make_policy("gold"), load_split("curated"), mode="discrete")

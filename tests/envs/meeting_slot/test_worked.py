@@ -15,11 +15,11 @@ from datetime import datetime, timezone
 import pytest
 from bruteforce import brute
 
-from meeting_gym.agents.episodes import episode_rows, replay_messages
 from meeting_gym.envs.meeting_slot.domain.curated import CURATED_BY_ID
 from meeting_gym.envs.meeting_slot.domain.generator import DIFFICULTIES, generate, scenario_id
 from meeting_gym.envs.meeting_slot.domain.solver import window_bounds
 from meeting_gym.envs.meeting_slot.domain.worked import worked_solution
+from meeting_gym.evaluation.episodes import episode_rows, replay_messages
 
 SPAN = re.compile(r"(\d{4}-\d\d-\d\d) (\d\d:\d\d)(?:-(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d))?")
 

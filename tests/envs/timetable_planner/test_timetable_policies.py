@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import meeting_gym  # noqa: F401  (registers the env ids)
-from meeting_gym.agents.evaluate import evaluate, summarize
 from meeting_gym.agents.policies import make_policy
 from meeting_gym.envs.timetable_planner.domain import catalogue
 from meeting_gym.envs.timetable_planner.domain.best import documented_timetable, known_best
@@ -26,6 +25,7 @@ from meeting_gym.envs.timetable_planner.domain.greedy import first_fit, plan_act
 from meeting_gym.envs.timetable_planner.domain.problem import problem_of
 from meeting_gym.envs.timetable_planner.domain.scoring import Timetable
 from meeting_gym.envs.timetable_planner.task import TimetablePlannerTask, content_key
+from meeting_gym.evaluation.evaluate import evaluate, summarize
 
 ENV = "TimetablePlanner-v0"
 
@@ -122,7 +122,7 @@ def test_solver_beats_or_equals_greedy_and_empty_everywhere():
 
 def test_random_policy_plays_only_unmasked_actions_in_discrete_mode():
     env = gym.make(ENV, disable_env_checker=True)
-    from meeting_gym.agents.evaluate import as_agent
+    from meeting_gym.evaluation.evaluate import as_agent
 
     agent = as_agent(make_policy("random", seed=3, env=ENV), env, "discrete")
     observation, info = env.reset(options={"scenario_id": "hard_2"})

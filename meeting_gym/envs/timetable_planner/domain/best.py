@@ -1,8 +1,8 @@
 """The solver's documented results on the 23 catalogue scenarios (package data).
 
 ``data/solver_best.json`` holds, for each of the 23 scenarios, the best timetable the
-solver found (``scripts/timetable_table.py`` wrote it; :mod:`.solver` says how), its
-overall score as the env computes it, and whether the solver proved it optimal. The
+solver found (``python -m meeting_gym.bench.timetable_table`` wrote it; :mod:`.solver`
+says how), its overall score as the env computes it, and whether the solver proved it optimal. The
 ``solver`` policy replays these timetables for the catalogue's scenarios instead of
 solving again (OR-Tools is an optional extra), and the registry tests hold the solver
 policy to them. Keys are :func:`~.scenario.content_key` values, so a changed scenario never

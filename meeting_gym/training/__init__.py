@@ -1,0 +1,1 @@
+"""Training: SFT and GRPO on whole episodes, the single-turn TRL pipeline, PPO runs, curves."""
