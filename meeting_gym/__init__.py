@@ -14,49 +14,30 @@ Importing registers names only: an environment's modules load when it is made.
 
 from __future__ import annotations
 
-import re
-import warnings
 from typing import Any
 
 from meeting_gym.core.moved import alias_getattr, lazy_getattr
-from meeting_gym.core.registry import ENVS, register_env
+from meeting_gym.core.registry import ENVS, register_versions
 
 __version__ = "0.3.0"
 
 _MEETING_SLOT = "meeting_gym.envs.meeting_slot.task:MeetingSlotTask"
 _MEETING_SLOT_ENV = "meeting_gym.envs.meeting_slot.env:MeetingSlotEnv"
 
-# Each env in both versions: -v1 addresses any eval item in constant time (an item of its
-# own per index); -v0 keeps the items it always gave (docs/versions.md)
-VERSIONS = {"v0": "distinct", "v1": "independent"}
-
-
-def _register(name: str, task: str, **kwargs: Any) -> None:
-    for version, eval_draws in VERSIONS.items():
-        register_env(f"{name}-{version}", task, eval_draws=eval_draws, **kwargs)
-
-
-_register("MeetingSlot", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV)
-_register("MeetingSlot-Raw", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV, obs="raw")
-_register("CalendarMath", "meeting_gym.envs.calendar_math.task:CalendarMathTask")
-_register("CronSchedule", "meeting_gym.envs.cron_schedule.task:CronScheduleTask")
-_register("CronSchedule-Tools", "meeting_gym.envs.cron_schedule.task:CronScheduleToolsTask")
-_register(
+# Each env in every version (core.registry.VERSIONS): -v1 addresses any eval item in
+# constant time (an item of its own per index); -v0 keeps the items it always gave
+register_versions("MeetingSlot", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV)
+register_versions("MeetingSlot-Raw", _MEETING_SLOT, entry_point=_MEETING_SLOT_ENV, obs="raw")
+register_versions("CalendarMath", "meeting_gym.envs.calendar_math.task:CalendarMathTask")
+register_versions("CronSchedule", "meeting_gym.envs.cron_schedule.task:CronScheduleTask")
+register_versions("CronSchedule-Tools", "meeting_gym.envs.cron_schedule.task:CronScheduleToolsTask")
+register_versions(
     "TimetablePlanner",
     "meeting_gym.envs.timetable_planner.task:TimetablePlannerTask",
     entry_point="meeting_gym.envs.timetable_planner.env:TimetablePlannerEnv",
 )
 
 ENV_IDS = tuple(ENVS)
-
-# Gymnasium warns that an id with a newer version "is out of date". A -v0 id here is not: it
-# is supported beside its -v1 twin and keeps the items every published figure was measured
-# on (docs/versions.md). Only that warning, for these ids, is silenced.
-warnings.filterwarnings(
-    "ignore",
-    message=r".*The environment (" + "|".join(map(re.escape, ENV_IDS)) + r") is out of date",
-    category=DeprecationWarning,
-)
 
 # Public names, imported on first use (PEP 562) so that `import meeting_gym` loads no
 # environment's modules.

@@ -15,6 +15,17 @@ settings.register_profile("ci", derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The package silences Gymnasium's "out of date" warning for its supported -v0 ids when
+    it registers them; pytest resets warning filters for each test, so the same filter is
+    added here, from the registry (no list of ids to keep in step)."""
+    import meeting_gym  # noqa: F401  (registers the env ids)
+    from meeting_gym.core.registry import families, out_of_date_filter
+
+    message = out_of_date_filter(families())["message"]
+    config.addinivalue_line("filterwarnings", f"ignore:{message}:DeprecationWarning")
+
+
 @pytest.fixture
 def one_torch_thread():
     """Two test workers on two cores: more torch threads only fight each other."""

@@ -148,12 +148,16 @@ def test_pyproject_takes_the_version_from_the_package():
     assert source == {"attr": "meeting_gym.__version__"}
 
 
-def test_envs_lists_every_registered_env_on_one_line_each(capsys):
+def test_envs_lists_each_env_once_with_its_versions_and_says_which_to_use(capsys):
     assert main(["envs"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split()[0] for line in lines] == list(ENVS)
-    for line, env_id in zip(lines, ENVS, strict=True):
-        assert task_class(env_id).summary in line
+    table, notes = capsys.readouterr().out.strip().split("\n\n")
+    lines = table.splitlines()
+    names = [i.removesuffix("-v0") for i in ENVS if i.endswith("-v0")]
+    assert [line.split()[0] for line in lines] == names
+    for line, name in zip(lines, names, strict=True):
+        assert line.split()[1:3] == ["v0,", "v1"]
+        assert task_class(f"{name}-v1").summary in line
+    assert notes.startswith("v1, the one to use: any eval item in constant time")
 
 
 def test_unknown_env_is_a_usage_error(capsys):
@@ -266,13 +270,13 @@ def test_skip_passes_over_the_first_items_of_a_split_with_no_curated_note(env_id
     was only ever the curated items that open the eval split)."""
     import argparse
 
-    from meeting_gym.cli import _items
+    from meeting_gym.cli.common import items_of
     from meeting_gym.core.registry import make_task
     from meeting_gym.core.splits import load_split
 
     task = make_task(env_id)
     ns = argparse.Namespace(split="eval", n=3, seed=7, difficulty=None, skip=15, env=env_id)
-    got = _items(ns, task)
+    got = items_of(ns, task)
     expected = load_split("eval", n=18, seed=7, env=task)[15:]
     assert [task.item_id(i) for i in got] == [task.item_id(i) for i in expected]
     assert "curated" not in capsys.readouterr().err
@@ -296,7 +300,40 @@ def test_rows_of_a_skipped_evaluation_address_the_items_played():
     """A row's reset options name the split index of its item: with --skip, past them."""
     import argparse
 
-    from meeting_gym.cli import _split_options
+    from meeting_gym.cli.common import split_options
 
     ns = argparse.Namespace(split="eval", seed=3, difficulty=None, skip=15)
-    assert _split_options(ns, 2) == {"split": "eval", "index": 17, "split_seed": 3}
+    assert split_options(ns, 2) == {"split": "eval", "index": 17, "split_seed": 3}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--policy", "openai", "--mode", "discrete"],
+            "the openai policy plays text mode; drop --mode discrete",
+        ),
+        (
+            ["--policy", "local", "--mode", "discrete"],
+            "the local policy plays text mode; drop --mode discrete",
+        ),
+        (
+            ["--policy", "ppo:runs/none.zip", "--mode", "text"],
+            "a ppo:PATH policy acts in discrete mode; drop --mode text",
+        ),
+        (
+            ["--env", "CalendarMath-v0", "--policy", "ppo:runs/none.zip"],
+            "CalendarMath-v0 has no discrete mode (its only mode is text), and a ppo:PATH "
+            "policy needs one",
+        ),
+        (["--policy", "oracle"], "unknown policy 'oracle'; choose one of gold,"),
+    ],
+)
+def test_eval_looks_up_the_kind_of_policy_and_names_a_wrong_mode_in_one_line(
+    argv, message, capsys
+):
+    """Each kind of policy (reference, ppo:PATH, openai, local) says the mode it acts
+    through; a --mode it cannot play is one line naming the fix, before anything loads."""
+    assert main(["eval", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err

@@ -10,6 +10,8 @@ stays light however many environments there are.
 from __future__ import annotations
 
 import importlib
+import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,8 @@ EVAL_DRAWS = ("distinct", "independent")
 """The two ways an ``eval`` split addresses its generated items: ``distinct`` (the ``-v0``
 ids: a walk that skips repeats, so item ``k`` costs ``k`` draws) and ``independent`` (the
 ``-v1`` ids: item ``k`` is one draw of its own, in constant time)."""
+VERSIONS = {"v0": "distinct", "v1": "independent"}
+"""Each env's versions and how each addresses its eval items (docs/versions.md)."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,45 @@ def register_env(
     ENVS[env_id] = EnvEntry(env_id, task, dict(kwargs), eval_draws)
     if env_id in registry:  # a reload of the package must not warn about re-registration
         return
-    make_kwargs = dict(kwargs)
+    # the eval addressing is a make argument like any other: gym.make("X-v0",
+    # eval_draws="independent") is X-v1's addressing, and spec.kwargs says which an id has
+    make_kwargs = {**kwargs, "eval_draws": eval_draws}
     if entry_point == TEXT_ENV:
         make_kwargs["task_class"] = task
     # no max_episode_steps: every env truncates after its own max_turns
     register(id=env_id, entry_point=entry_point, kwargs=make_kwargs)
+
+
+def register_versions(name: str, task: str, **kwargs: Any) -> None:
+    """Register env ``name`` in each of :data:`VERSIONS` (``name-v0``, ``name-v1``): the one
+    way an env is registered. The versions differ in one make argument, ``eval_draws``.
+
+    Gymnasium warns that an id with a newer version "is out of date"; an older version here
+    is supported beside the newer (nothing deprecated), so that one warning is silenced,
+    for these ids only (:func:`out_of_date_filter`).
+    """
+    for version, eval_draws in VERSIONS.items():
+        register_env(f"{name}-{version}", task, eval_draws=eval_draws, **kwargs)
+    warnings.filterwarnings("ignore", **out_of_date_filter([name]))
+
+
+def out_of_date_filter(names: Any) -> dict[str, Any]:
+    """``warnings.filterwarnings`` arguments that silence Gymnasium's "out of date" warning
+    for the older versions of env ``names`` (the test suite installs the same one)."""
+    older = [f"{n}-{v}" for n in names for v in list(VERSIONS)[:-1]]
+    pattern = "|".join(map(re.escape, older))
+    return {
+        "message": rf".*The environment ({pattern}) is out of date",
+        "category": DeprecationWarning,
+    }
+
+
+def families() -> dict[str, list[str]]:
+    """Each registered env's name and its ids, in registration order."""
+    out: dict[str, list[str]] = {}
+    for env_id in ENVS:
+        out.setdefault(env_id.rsplit("-v", 1)[0], []).append(env_id)
+    return out
 
 
 def load_object(path: str) -> Any:

@@ -16,7 +16,7 @@ import gymnasium as gym
 from meeting_gym.core.bounded import show
 from meeting_gym.core.episode import Episode
 from meeting_gym.core.protocol import AnswerAction, InvalidAction, parse_action
-from meeting_gym.core.registry import ENVS, load_object
+from meeting_gym.core.registry import EVAL_DRAWS, load_object
 from meeting_gym.core.spaces import AnyText
 from meeting_gym.core.splits import SPLIT_OPTIONS, draw, options_item
 from meeting_gym.core.task import Task
@@ -241,12 +241,18 @@ class TextEnv(gym.Env):
         mode: str = "text",
         max_turns: int | None = None,
         render_mode: str | None = None,
+        eval_draws: str = "distinct",
         **config: Any,
     ) -> None:
         cls = load_object(task_class) if isinstance(task_class, str) else task_class
         if not (isinstance(cls, type) and issubclass(cls, Task)):
             raise ValueError(f"task_class must name a Task subclass, got {task_class!r}")
+        if eval_draws not in EVAL_DRAWS:
+            raise ValueError(f"eval_draws must be one of {EVAL_DRAWS}, got {eval_draws!r}")
         self.task = cls(**config)
+        # how the eval split addresses items: each id registers its own (-v0 distinct,
+        # -v1 independent: docs/versions.md)
+        self.task.eval_draws = eval_draws
         if mode not in self.modes:
             raise ValueError(f"unknown mode {mode!r}; choose one of {self.modes}")
         if max_turns is None:
@@ -269,7 +275,6 @@ class TextEnv(gym.Env):
         self.transcript_dropped = 0
         self._stream_seed: int | None = None
         self._stream_index = 0
-        self._spec_read = False
 
     @property
     def difficulty(self) -> str | None:
@@ -289,12 +294,6 @@ class TextEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        if not self._spec_read:
-            # the registered id's version decides how its eval split addresses items (gym
-            # sets the spec after __init__, so it is read at the first reset, once)
-            self._spec_read = True
-            if self.spec is not None and self.spec.id in ENVS:
-                self.task.eval_draws = ENVS[self.spec.id].eval_draws
         if seed is not None or self._stream_seed is None:
             # The env plays the train split of one seed, item after item; unseeded, that
             # seed comes from np_random (which Gymnasium seeded from the OS).

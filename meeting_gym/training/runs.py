@@ -348,3 +348,20 @@ def write_curve_csv(path: Path, curve: Sequence[Mapping[str, Any]]) -> None:
         writer = csv.DictWriter(handle, fieldnames=keys, restval="")
         writer.writeheader()
         writer.writerows(curve)
+
+
+def pipeline_main(
+    prog: str,
+    parse_args: Callable[[list[str] | None], Any],
+    run: Callable[[Any], int],
+    argv: list[str] | None = None,
+) -> int:
+    """A training example's ``main``: its options parsed (a wrong one exits 2 with one line,
+    argparse's way), then the run; a run that cannot go on (a ``ValueError``: a phase not yet
+    run, eval items trained on) is one line and exit 1, never a traceback."""
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1

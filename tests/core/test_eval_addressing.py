@@ -121,6 +121,20 @@ def test_v1_eval_and_train_stay_disjoint(env_id):
         assert not _held_out(key) and key not in hand_picked
 
 
+def test_the_addressing_is_a_registered_make_argument_of_each_id():
+    """One route: each id registers ``eval_draws`` as a make argument, which the env's
+    constructor takes (gym.make of a -v0 id with v1's argument addresses as v1 does)."""
+    for env_id in meeting_gym.ENV_IDS:
+        expected = "independent" if env_id.endswith("-v1") else "distinct"
+        assert gym.spec(env_id).kwargs["eval_draws"] == expected
+        assert gym.make(env_id).unwrapped.task.eval_draws == expected
+    far = {"split": "eval", "index": 99_999, "split_seed": 31}
+    as_v1 = gym.make("CalendarMath-v0", eval_draws="independent").reset(options=far)[1]
+    assert as_v1["item_id"] == gym.make("CalendarMath-v1").reset(options=far)[1]["item_id"]
+    with pytest.raises(ValueError, match="eval_draws must be one of"):
+        gym.make("CalendarMath-v1", eval_draws="sideways")
+
+
 def test_gym_make_plays_the_ids_addressing():
     """The env made by gym.make reads its id's version; -v0 keeps its walk and its bound."""
     options = {"split": "eval", "index": 99_999, "split_seed": 31}

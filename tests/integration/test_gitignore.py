@@ -37,7 +37,10 @@ def test_what_the_readme_blocks_write_is_ignored(path):
 def test_package_and_test_files_are_not_ignored():
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    for path in ("meeting_gym/cli.py", "tests/data/timetable_planner/trajectories.json.gz"):
+    for path in (
+        "meeting_gym/cli/__init__.py",
+        "tests/data/timetable_planner/trajectories.json.gz",
+    ):
         done = subprocess.run(
             ["git", "check-ignore", "--no-index", "-q", path], cwd=ROOT, timeout=30, check=False
         )

@@ -13,7 +13,7 @@ how it is checked (nothing: it is run):
   (its address and a scripted model swapped in; lines that start a real server skipped);
 * ``<!-- readme: slow -->``: run it only in the slow run (``-m slow``): training and the full
   benchmark take minutes;
-* ``<!-- readme: openenv -->``: run it while ``meeting-gym serve --env MeetingSlot-v0`` listens
+* ``<!-- readme: openenv -->``: run it while ``meeting-gym serve --env MeetingSlot-v1`` listens
   on 127.0.0.1:8017, as the block expects;
 * ``<!-- readme: rllib -->`` / ``<!-- readme: rllib-slow -->``: run only where the rllib
   extra is installed (CI's gymnasium-1.2.2 venv), the second only in the slow run;
@@ -145,7 +145,7 @@ def test_openenv_block_runs_against_a_server(block: Block, workdir: Path):
     pytest.importorskip("openenv.core")
     from meeting_gym.adapters.openenv import wait_healthy
 
-    command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", "MeetingSlot-v0"]
+    command = [sys.executable, "-m", "meeting_gym.cli", "serve", "--env", "MeetingSlot-v1"]
     # the blocks name one port: under xdist two of them must not serve it at once (the second
     # server fails to bind, its block talks to the first, which then stops under it)
     with port_lock(OPENENV_PORT):

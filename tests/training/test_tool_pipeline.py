@@ -217,3 +217,12 @@ def test_a_wrong_env_is_one_line_in_the_command_and_the_example(env, message, ca
 def test_the_command_takes_its_phases_in_order_and_refuses_an_unknown_one(capsys):
     assert cli(["train", "export,bogus"]) == 2
     assert "unknown phase 'bogus'; choose from export, sft, grpo, eval" in capsys.readouterr().err
+
+
+def test_the_example_s_main_is_one_line_and_exit_1_when_a_phase_cannot_start(tmp_path, capsys):
+    from meeting_gym.training.runs import pipeline_main
+
+    argv = ["--out", str(tmp_path), "--phases", "sft"]
+    assert pipeline_main("train_tool_env.py", tool_options.parse_args, tool_run.run, argv) == 1
+    err = capsys.readouterr().err
+    assert err == "train_tool_env.py: error: no episodes.jsonl: run the export phase first\n"

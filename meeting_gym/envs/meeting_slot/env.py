@@ -192,6 +192,7 @@ class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
         max_window_days: int = MAX_WINDOW_DAYS,
         grid_minutes: int = 15,
         task_class: type[MeetingSlotTask] | str = MeetingSlotTask,
+        eval_draws: str = "distinct",
     ) -> None:
         if obs not in ENCODINGS:
             raise ValueError(f"unknown obs {obs!r}; choose one of {ENCODINGS}")
@@ -207,6 +208,7 @@ class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
             mode=mode,
             max_turns=max_turns,
             render_mode=render_mode,
+            eval_draws=eval_draws,
             difficulty=difficulty,
         )
         self._seen: Revealed | None = None

@@ -220,6 +220,7 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
         max_days: int = DEFAULT_BOUNDS.days,
         max_slots: int = DEFAULT_BOUNDS.slots,
         task_class: type[TimetablePlannerTask] | str = TimetablePlannerTask,
+        eval_draws: str = "distinct",
     ) -> None:
         self.bounds = Bounds(max_sessions, max_teachers, max_groups, max_rooms, max_days, max_slots)
         super().__init__(
@@ -227,6 +228,7 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
             mode=mode,
             max_turns=max_turns,
             render_mode=render_mode,
+            eval_draws=eval_draws,
             difficulty=difficulty,
             start=start,
         )
