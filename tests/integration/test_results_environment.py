@@ -77,3 +77,17 @@ def test_the_rows_folders_record_their_environment():
     for path in folders:
         record = json.loads(path.read_text())["environment"]
         assert record["packages"]["torch"] and record["cpu"]["vector_extensions"], path
+
+
+def test_the_grpo_page_answers_first_on_one_screen():
+    """The results page opens with its one summary table (every published run a row, each
+    naming the -v0 id it was measured on) and stays at most 250 lines; the history is on
+    the log page (issue 49)."""
+    lines = (ROOT / "docs" / "results" / "grpo.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, len(lines)
+    first_section = next(k for k, line in enumerate(lines) if line.startswith("## "))
+    table = [line for line in lines[:first_section] if line.startswith("| ")]
+    assert table[0].startswith("| env (id measured on) |")
+    assert all("-v0" in row for row in table[1:]), table
+    log = ROOT / "docs" / "results" / "grpo-log.md"
+    assert "(grpo-log.md)" in "\n".join(lines[:first_section]) and log.is_file()
