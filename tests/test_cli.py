@@ -329,9 +329,7 @@ def test_rows_of_a_skipped_evaluation_address_the_items_played():
         (["--policy", "oracle"], "unknown policy 'oracle'; choose one of gold,"),
     ],
 )
-def test_eval_looks_up_the_kind_of_policy_and_names_a_wrong_mode_in_one_line(
-    argv, message, capsys
-):
+def test_eval_looks_up_the_kind_of_policy_and_names_a_wrong_mode_in_one_line(argv, message, capsys):
     """Each kind of policy (reference, ppo:PATH, openai, local) says the mode it acts
     through; a --mode it cannot play is one line naming the fix, before anything loads."""
     assert main(["eval", *argv]) == 2

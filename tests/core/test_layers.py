@@ -264,3 +264,15 @@ def test_moved_agents_modules_still_import_with_a_warning() -> None:
         with pytest.warns(DeprecationWarning, match="goes in 0.5.0"):
             module = importlib.import_module(f"meeting_gym.agents.{old}")
         assert module is importlib.import_module(new)
+
+
+def test_a_module_over_600_lines_says_why_at_its_top():
+    """Split by job (issue 49): a module over 600 lines says in its docstring why it is one."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > 600:
+            doc = ast.get_docstring(ast.parse(text)) or ""
+            if "Why one module" not in doc:
+                long.append(f"{path.relative_to(PACKAGE)} ({text.count(chr(10))} lines)")
+    assert not long, long

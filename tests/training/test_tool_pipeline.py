@@ -8,6 +8,7 @@ and almost no harder ones), so a run can start its curriculum at a harder diffic
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -134,17 +135,21 @@ def test_a_row_that_does_not_replay_or_cannot_be_replayed_stops_the_run():
         tool_eval.check_replay("sft", 0, cut)
 
 
-def test_rows_of_a_larger_eval_n_are_read_for_the_first_items_and_kept(tmp_path):
+def test_rows_of_a_larger_eval_n_are_read_for_the_first_items_and_kept(tmp_path, capsys):
     rows = [model_row(0), model_row(1)]
     path = tmp_path / "eval_sft.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     before = path.read_text()
     (tmp_path / "episodes.jsonl").write_text("")
     args = tool_options.parse_args(["--out", str(tmp_path), "--phases", "eval", "--eval-n", "1"])
-    results = tool_eval.evaluate_all(args, tmp_path, tmp_path / "episodes.jsonl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # said as a plain line, not warned
+        results = tool_eval.evaluate_all(args, tmp_path, tmp_path / "episodes.jsonl")
     sft = results["summary"]["sft"]
     assert sft["n"] == 1 and sft["reward"]["mean"] == rows[0]["breakdown"]["reward"]
     assert path.read_text() == before  # not evaluated again, and not cut to one row
+    err = capsys.readouterr().err
+    assert "note: eval n=1 keeps only the first 1 of its 15 curated items\n" in err
 
 
 def test_rows_written_in_the_order_episodes_ended_are_read_back_by_item(tmp_path):

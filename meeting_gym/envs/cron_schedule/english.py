@@ -19,6 +19,11 @@ the ``rng`` it is given, so descriptions vary.
 tests read back thousands of generated descriptions: each parses to exactly one
 meaning, which fires at the same minutes as the expression described. (The gold write
 policy is this reader; :func:`expression_for` writes its reading as an expression.)
+
+Why one module of about 1,000 lines: :data:`TEMPLATES` is one grammar that :func:`describe`
+writes and :func:`read` parses; each template's phrase and its reading must change together,
+and the tests hold every generated sentence to one meaning, which a split would not make
+easier to keep.
 """
 
 from __future__ import annotations

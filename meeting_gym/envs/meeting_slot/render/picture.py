@@ -20,6 +20,11 @@ an env (as ``RecordVideo`` needs). What does not change within an episode (title
 axis, legend) is drawn once per episode and cached as an array; each frame copies
 it and redraws only two bands (the rows with the markers, and the status panel),
 pasting text from cached glyph masks. :class:`Layout` tells where everything is.
+
+Why one module of about 750 lines: the frame is one drawing. The layout, the cached
+background, the pen's glyph cache and the two redrawn bands share one set of coordinates
+and fonts, and a frame's speed (a render-rate row in the benchmarks) rests on them staying
+in step.
 """
 
 from __future__ import annotations

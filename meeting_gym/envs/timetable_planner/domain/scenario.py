@@ -30,6 +30,9 @@ and failed (or silently did nothing) later:
 
 Availability maps keep the predecessor's distinction between absent (or null), which
 means every slot, and ``{}``, which means none.
+
+Why one module of about 610 lines: it is the one door for untrusted scenario data, and
+every field's check is in it, so that what "well-formed" means is read in one place.
 """
 
 from __future__ import annotations

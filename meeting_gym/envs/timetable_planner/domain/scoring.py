@@ -20,6 +20,9 @@ unavailable slot counts as "not preferred" (0.5), not worse; an empty preferred 
 "no preference"; room_fit leaves out placements in a room of the wrong type or too small
 instead of scoring them 0; stability gives 0.5 to any placement that is not exactly the
 baseline one; the empty timetable scores 0.65 in easy.
+
+Why one module of about 630 lines: the two implementations of one definition are kept side
+by side on purpose, so that a change to one is read next to the other it must agree with.
 """
 
 from __future__ import annotations
