@@ -1,7 +1,8 @@
 """TimetablePlanner's sizes per difficulty: discrete action counts and the text observation.
 
 For each difficulty, over the catalogue's scenarios of that difficulty (the 15
-hand-crafted and the predecessor's 8 generated) and ``--seeds`` freshly generated ones:
+hand-crafted and the original timetable_planner's 8 generated) and ``--seeds`` freshly
+generated ones:
 
 * ``Discrete(n)``: the action space, fixed at ``gym.make`` from the default bounds (the
   same for every difficulty);

@@ -336,7 +336,7 @@ def load_split(
         return [draw(task, seed, i, difficulty)[0] for i in range(size)]
     curated = sum(task.accepts(item, difficulty) for item in task.eval_prefix())
     if size < curated:
-        # the predecessor dropped curated cases from a short eval split without a word
+        # calendar-math dropped curated cases from a short eval split without a word
         warnings.warn(
             f"eval n={size} keeps only the first {size} of its {curated} curated items",
             UserWarning,

@@ -65,9 +65,10 @@ def models(env_id: str) -> Models:
             Field(None, min_length=1, max_length=MAX_CALLS_PER_TURN, description="calls, in order"),
         )
     choices = tuple(fields)
-    # the task's own action object, field by field (TimetablePlanner: its predecessor's
-    # TimetablePlannerAction, so old payloads work unchanged); any JSON value, as there:
-    # the env's parser coerces and names what is wrong. OpenEnv's base has ``metadata``.
+    # the task's own action object, field by field (TimetablePlanner: the original
+    # timetable_planner's TimetablePlannerAction, so old payloads work unchanged); any
+    # JSON value, as there: the env's parser coerces and names what is wrong. OpenEnv's
+    # base has ``metadata``.
     object_fields = tuple(name for name in cls.episode_class.action_fields if name != "metadata")
     for name in object_fields:
         fields[name] = (Any, Field(None, description=f"the action object's {name}"))

@@ -8,8 +8,8 @@ Two verifiers lines, one scoring path:
   terms as weighted ``@vf.reward`` functions.
 * :mod:`.legacy`: the 0.3.x line's ``load_environment`` (a ``SingleTurnEnv`` or a
   ``StatefulToolEnv`` with the rubric terms as weighted reward functions), the API the
-  predecessors' users are on. It needs verifiers 0.3.x, whose pins (``mcp<2``) conflict
-  with 0.4's (``mcp==2.0``): one venv per line.
+  users of the original verifiers environments are on. It needs verifiers 0.3.x, whose
+  pins (``mcp<2``) conflict with 0.4's (``mcp==2.0``): one venv per line.
 
 This module holds what both share and imports no verifiers: the items of a split as
 task rows, and :func:`replay`, which scores a conversation by playing it through

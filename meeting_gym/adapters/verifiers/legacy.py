@@ -1,4 +1,4 @@
-"""``load_environment`` for the verifiers 0.3.x line, the API the predecessors' users are on.
+"""``load_environment`` for the verifiers 0.3.x line, the API the original envs' users are on.
 
 ``vf-eval meeting-gym-verifiers -a '{"env": "CalendarMath-v0"}'`` (verifiers 0.3.x) calls
 :func:`load_environment`, which builds, from the same rows and the same scoring as the
@@ -71,8 +71,8 @@ def load_environment(
 ) -> Any:
     """The verifiers 0.3.x environment of the registered env ``env`` (see the module doc).
 
-    ``settings`` are the task's own (``task="weekday"`` for CalendarMath-v0, as the
-    calendar-math predecessor's ``load_environment(task=...)``).
+    ``settings`` are the task's own (``task="weekday"`` for CalendarMath-v0, as
+    calendar-math's own ``load_environment(task=...)``).
     """
     common.require_verifiers(v1=False)
     import verifiers as vf

@@ -2,8 +2,9 @@
 
 The pure domain of ``CalendarMath-v0``, with no gymnasium or numpy import:
 ``dates`` (calendar facts, gold, question text), ``items`` (one validated question),
-``generator`` (seeded items per difficulty), ``curated`` (the predecessor's 15 cases),
-``answers`` (answer extraction and scoring) and ``policies`` (gold, naive, random).
+``generator`` (seeded items per difficulty), ``curated`` (the 15 cases of
+``devtechedge/calendar-math``, the env this one succeeds), ``answers`` (answer extraction
+and scoring) and ``policies`` (gold, naive, random).
 """
 
 from meeting_gym.core.moved import alias_modules

@@ -12,14 +12,15 @@
 * the content is stripped with ``str.strip()`` (Unicode whitespace, NBSP included); an empty
   block gives ``""``, which is still a block.
 
-This is the predecessor's rule (RULES section 3.1), found with two literal searches instead
-of its lazy ``<answer>\\s*(.*?)\\s*</answer>`` regex, so it runs in linear time on any text.
+This is the rule of ``devtechedge/calendar-math``, the env this one succeeds (RULES section
+3.1), found with two literal searches instead of its lazy ``<answer>\\s*(.*?)\\s*</answer>``
+regex, so it runs in linear time on any text.
 
 ``score(content, gold, task_type)`` returns ``(exact_match, format, partial_credit)``:
 
 * format = 1 when a block exists (even empty), else 0; text outside the block is ignored;
 * exact_match = 1 when ``normalize(content) == gold``, character for character. Weekday
-  names are case-sensitive, as the predecessor's: ``thursday`` is not ``Thursday``;
+  names are case-sensitive, as calendar-math's: ``thursday`` is not ``Thursday``;
 * partial_credit, never paid with an exact answer, only for a *canonical* answer of the
   task's own shape: 0.5 for an add_days date exactly one day off (across month and year
   ends), 0.5 for a days_between count off by one, 0.3 for a weekday adjacent to the gold
@@ -29,7 +30,7 @@ Canonical: ASCII digits only; a date exactly ``YYYY-MM-DD``, zero-padded, real, 
 0001..9999; an integer with an optional leading ``-``, no ``+``, no leading zeros, no ``_``.
 Possible rewards (:func:`reward`): 0, 0.2, 0.26, 0.3, 1.2.
 
-Deliberate differences from the predecessor (RULES section 8), each named in a test:
+Deliberate differences from calendar-math (RULES section 8), each named in a test:
 
 * 8.1 one block for all three terms (its hub rubric took exact from one block and partial
   from another, which paid 1.3);

@@ -1,11 +1,11 @@
-"""The predecessor's 15 curated CalendarMath cases, in the predecessor's order.
+"""The 15 curated cases of calendar-math (the env CalendarMath succeeds), in its order.
 
 Leap days (2024, 2023, 1900 not leap, 2000 leap), the year turn both ways, +-365 days from
 2024-02-29, the weekdays of 2024-02-29, 2000-01-01 and 1900-01-01, and day counts across
 February 2024, across 1999/2000, on the same day and from 2024-02-29 to 2025-02-28.
-Difficulty labels are the predecessor's, including its one ``easy`` (the same-day count).
+Difficulty labels are calendar-math's, including its one ``easy`` (the same-day count).
 Questions and golds are computed by :meth:`Item.build`, not copied, and the tests check them
-against the predecessor's recorded text (devtechedge/calendar-math @ 6bca5b5, MIT).
+against calendar-math's recorded text (devtechedge/calendar-math @ 6bca5b5, MIT).
 """
 
 from __future__ import annotations

@@ -62,9 +62,9 @@ Layout:
 YOUR_ANSWER
 </answer>
 """
-"""Our wording of the rules the predecessor's system prompt states, tightened to our rubric
-(:mod:`meeting_gym.envs.calendar_math.answers`): first block only, case-sensitive weekday
-names, canonical ASCII-digit dates and integers."""
+"""Our wording of the rules stated by the system prompt of ``devtechedge/calendar-math`` (the
+env this one succeeds), tightened to our rubric (:mod:`meeting_gym.envs.calendar_math.answers`):
+first block only, case-sensitive weekday names, canonical ASCII-digit dates and integers."""
 
 
 def parse_date(text: str) -> date:
@@ -160,7 +160,7 @@ def _days(count: int) -> str:
 
 
 def question(task_type: str, inputs: Mapping[str, Any]) -> str:
-    """The user-turn text, word for word the predecessor's (RULES section 1).
+    """The user-turn text, word for word calendar-math's (RULES section 1).
 
     Validates the inputs as :func:`gold` does, so no question exists without its gold.
     """

@@ -2,8 +2,9 @@
 
 Every draw comes from the ``random.Random`` passed in (never the global ``random``), in a
 fixed order, so the same rng state gives the same item. For ``easy`` / ``medium`` / ``hard``
-the draws are the predecessor's, call for call (RULES section 4): the same rng state gives
-the same question as the predecessor's ``generate_example``.
+the draws are those of ``devtechedge/calendar-math`` (the env this one succeeds), call for
+call (RULES section 4): the same rng state gives the same question as its
+``generate_example``.
 
 Draw order: (1) the difficulty, one ``rng.choices`` over :data:`MIX`, only when not given;
 (2) the task type, one ``rng.choice`` over ``TASK_TYPES``, only when not given; (3) the
@@ -27,7 +28,7 @@ A *boundary* date (hard) takes a year uniformly from :data:`BOUNDARY_YEARS`, the
 uniformly from Jan 1, Dec 31, Feb 28, Mar 1, Jan 31 (and Feb 29 in a leap year): the 32
 dates of :data:`BOUNDARY_DATES`. ``days_between`` end dates may leave the year range.
 
-Expert, designed here (the predecessor had no such level). The calendar is proleptic
+Expert, designed here (calendar-math had no such level). The calendar is proleptic
 Gregorian, as Python's ``date``: the Gregorian leap rule for every year 1..9999, no Julian
 calendar, no ten dropped days in October 1582 (1582-10-05 .. 1582-10-14 exist). That is the
 trap: a solver that "knows" the 1582 reform, or uses the Julian leap rule, or a
@@ -53,7 +54,7 @@ days_between       1582-10-15..1600-12-31, the result (end) random in 1570-01-01
 weekday            expert boundary date with probability 0.6, else a random date in 0001..9999
 =================  ==========================================================================
 
-The magnitude ranges touch the level below at 400 and 450, as the predecessor's touch at 60
+The magnitude ranges touch the level below at 400 and 450, as calendar-math's touch at 60
 and 90. ``n`` is never 0 at any level.
 """
 
@@ -84,7 +85,7 @@ _N = {"easy": (1, 7), "medium": (8, 60), "hard": (60, 400), "expert": (400, 9999
 _DELTA = {"easy": (0, 12), "medium": (13, 90), "hard": (90, 450), "expert": (450, 9999)}
 
 BOUNDARY_YEARS = (1900, 2000, 2023, 2024, 2025, 2100)
-# the predecessor's order: rng.choice over this list picks the same day for the same rng
+# calendar-math's order: rng.choice over this list picks the same day for the same rng
 _BOUNDARY_DAYS = ((1, 1), (12, 31), (2, 28), (3, 1), (1, 31))
 
 EXPERT_YEARS = (1, 100, 200, 300, 400, 1582, 1600, 1700, 1800, 1900, 2000, 2100, 2400, 9999)
@@ -149,7 +150,7 @@ _EXPERT_BY_YEAR = {year: tuple(_expert_days_of(year)) for year in EXPERT_YEARS}
 
 
 def _boundary_date(rng: random.Random) -> date:
-    # the year, then a day of it: two choices, as the predecessor drew them
+    # the year, then a day of it: two choices, as calendar-math drew them
     return rng.choice(_BOUNDARY_BY_YEAR[rng.choice(BOUNDARY_YEARS)])
 
 
@@ -158,7 +159,7 @@ def _expert_boundary_date(rng: random.Random) -> date:
 
 
 def _signed(rng: random.Random, low: int, high: int) -> int:
-    # magnitude first, then the sign: the predecessor's order of draws
+    # magnitude first, then the sign: calendar-math's order of draws
     return rng.randint(low, high) * rng.choice((-1, 1))
 
 
@@ -190,7 +191,7 @@ def _inputs(rng: random.Random, difficulty: str, task_type: str) -> dict[str, ob
 
     hard = difficulty == "hard"
     if task_type == "add_days":
-        # `hard and rng.random()`: the predecessor draws the coin only for hard items
+        # `hard and rng.random()`: calendar-math draws the coin only for hard items
         boundary = hard and rng.random() < 0.45
         start = _boundary_date(rng) if boundary else _random_date(rng, difficulty)
         return {"start": dates.format_date(start), "n": _signed(rng, *_N[difficulty])}

@@ -4,7 +4,8 @@ Each reads the question's facts from the reset ``info`` (``task_type``, ``inputs
 ``difficulty``) and answers with one ``<answer>...</answer>`` block on its first turn.
 
 * ``gold``: the right answer, from :func:`meeting_gym.envs.calendar_math.dates.gold`.
-* ``naive``: the predecessor's README baseline as reconstructed in RULES section 7: one
+* ``naive``: the README baseline of ``devtechedge/calendar-math`` (the env this one
+  succeeds) as reconstructed in RULES section 7: one
   calendar with the Julian leap rule (every year divisible by 4 is leap, 1900 and 2100
   included) for all three tasks; add_days counts n days under it (1900-02-28 + 1 gives the
   impossible ``1900-02-29``); days_between is the difference under it plus one
@@ -102,7 +103,7 @@ class GoldPolicy(Policy):
 
 
 class NaivePolicy(Policy):
-    """The predecessor's naive baseline: Julian leap rule everywhere, inclusive counts."""
+    """calendar-math's naive baseline: Julian leap rule everywhere, inclusive counts."""
 
     name = "naive"
 

@@ -53,10 +53,11 @@ class CalendarMathTask(Task[Item, str]):
     well-formed block, 0 without a block. Partial credit is paid only for canonical
     answers (ASCII digits, zero-padded dates, integers without ``+`` or leading zeros);
     several answers in a block, extra words or other date formats are never exact.
-    See :mod:`.answers` for the rule and the predecessor's defects it fixes.
+    See :mod:`.answers` for the rule and the defects it fixes in
+    ``devtechedge/calendar-math``, the env this one succeeds.
 
     ## Difficulties and settings
-    ``difficulty``: ``easy`` / ``medium`` / ``hard`` (the predecessor's distributions;
+    ``difficulty``: ``easy`` / ``medium`` / ``hard`` (calendar-math's distributions;
     None draws its 40/35/25 mix) or ``expert`` (years 1..9999, century and 400-year
     boundaries, spans of thousands of days, negative offsets across 1582; see
     :mod:`.generator`). ``task``: pin one task type (None: uniform over the three).
@@ -67,9 +68,9 @@ class CalendarMathTask(Task[Item, str]):
     ``gold`` and ``answer`` (the block's content, None without one).
 
     ## Splits
-    ``curated``: the predecessor's 15 edge cases. ``eval``: those 15, then generated
+    ``curated``: calendar-math's 15 edge cases. ``eval``: those 15, then generated
     questions from seed + 1 without repeats. ``train``: generated from the seed, never
-    a question of ``eval`` (the predecessor's train split held 4 of its eval questions).
+    a question of ``eval`` (calendar-math's train split held 4 of its eval questions).
     """
 
     summary = "single-turn date arithmetic: add days, count days between dates, name a weekday"
@@ -103,7 +104,7 @@ class CalendarMathTask(Task[Item, str]):
         return CURATED
 
     def key(self, item: Item) -> str:
-        # the question text decides identity (as the predecessor's dedup did), so a
+        # the question text decides identity (as calendar-math's dedup did), so a
         # generated question equal to a curated one is recognised as the same item
         return item.question
 
@@ -148,7 +149,7 @@ class CalendarMathTask(Task[Item, str]):
         return {"task_type": item.task_type, "inputs": dict(item.inputs)}
 
     def row_info(self, item: Item) -> dict[str, Any]:
-        # the predecessor's row info: task type, difficulty, the inputs and the gold
+        # calendar-math's row info: task type, difficulty, the inputs and the gold
         return {
             "task_type": item.task_type,
             "difficulty": item.difficulty,

@@ -103,8 +103,8 @@ class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
     ``1.0*exact_match + 0.2*format + 0.2*partial_credit``: 1.2 for the earliest
     start, 0.3 for a valid start that is not the earliest, 0.2 for any other
     ``<answer>`` block (the format term checks only that the block is there,
-    as the predecessor's did: ``<answer>tomorrow</answer>`` earns it), 0
-    without an ``<answer>`` block.
+    as that of meeting-slot, the verifiers environment this one succeeds, did:
+    ``<answer>tomorrow</answer>`` earns it), 0 without an ``<answer>`` block.
 
     ## Episode End
     Terminated when an answer is given; truncated (reward 0) after
@@ -141,7 +141,7 @@ class MeetingSlotEnv(MaskedDiscreteMode, TextEnv):
       ``"ansi"`` prints a text grid (after the transcript in text mode). Both
       frame modes need ``pip install "meeting-gym[render]"``.
 
-    * ``difficulty``: ``None`` (the predecessor's 40/35/25 mix of easy, medium
+    * ``difficulty``: ``None`` (meeting-slot's 40/35/25 mix of easy, medium
       and hard), ``"easy"``, ``"medium"``, ``"hard"`` or ``"expert"``.
     * ``max_turns``: turns before truncation.
     * ``reset(seed=s)`` plays ``load_split("train", seed=s)[0]`` and each

@@ -4,8 +4,9 @@ A policy sees only what an agent sees: the question's ``request`` (duration and
 window, as stated in the question) and the tool results. ``gold`` rebuilds the
 world from the tools and solves it (``gold-worked`` also writes its steps, a worked
 solution, before the answer); ``naive`` does the same but reads every local
-clock as UTC and counts a busy block's end minute as busy (the predecessor's
-baseline); ``random`` calls random tools and answers a random grid start.
+clock as UTC and counts a busy block's end minute as busy (the baseline of
+meeting-slot, the verifiers environment MeetingSlot succeeds); ``random`` calls
+random tools and answers a random grid start.
 """
 
 from __future__ import annotations

@@ -106,14 +106,15 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     """Build a weekly timetable: place class sessions at (day, start slot, room).
 
     ## Description
-    The predecessor's timetable planner (``ajay-sreeram/timetable_planner``), as a
-    Gymnasium env. A scenario has teachers (available and preferred slots), student
-    groups, rooms (type, capacity, available slots) and sessions (a teacher, a group,
-    allowed room types, a required capacity, a duration in consecutive slots, whether
-    it must be scheduled); hard and expert scenarios also have a baseline timetable
-    and a disruption applied at load time. The agent assigns, moves, swaps and
-    unassigns sessions, then submits. Seven sub-scores, weighted by difficulty, make
-    ``overall_score`` in [0, 1] (RULES.md section 5, kept exactly, quirks included).
+    The timetable planner ``ajay-sreeram/timetable_planner`` (the OpenEnv env this one
+    succeeds), as a Gymnasium env. A scenario has teachers (available and preferred
+    slots), student groups, rooms (type, capacity, available slots) and sessions (a
+    teacher, a group, allowed room types, a required capacity, a duration in
+    consecutive slots, whether it must be scheduled); hard and expert scenarios also
+    have a baseline timetable and a disruption applied at load time. The agent assigns,
+    moves, swaps and unassigns sessions, then submits. Seven sub-scores, weighted by
+    difficulty, make ``overall_score`` in [0, 1] (RULES.md section 5, kept exactly,
+    quirks included).
 
     ## Action Space (``mode="discrete"``, the default)
     ``Discrete(N)``: one index per (action type, session, day, slot, room), with
@@ -130,7 +131,7 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     played if sent (the engine's error and penalty).
 
     ## Action Space (``mode="text"``)
-    A string: the predecessor's JSON action object ``{"action_type":
+    A string: the original's JSON action object ``{"action_type":
     "assign_session", "session_id": "S1", "day": 0, "start_slot": 1, "room_id":
     "R2"}`` (``day`` may be a name such as ``"Mon"``), or a tool call ``{"name":
     "assign_session", "arguments": {...}}`` (one tool per action type;
@@ -147,9 +148,9 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     JSON (:mod:`.view`): the problem and the state at reset, the state after each step.
 
     ## Rewards
-    The predecessor's: ``reward = (score after - score before) + penalty``, the
+    As in the original: ``reward = (score after - score before) + penalty``, the
     penalty -0.02 for an invalid action (``info["action_error"]`` says why, in the
-    predecessor's words, except that a given but invalid ``day`` or ``start_slot`` is
+    original's words, except that a given but invalid ``day`` or ``start_slot`` is
     named with its value and the allowed values) and -0.01 for a valid action that
     changes nothing, plus
     +0.05 on a submit whose score is at least 0.90. Every step, valid or not, uses one
@@ -159,7 +160,7 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     ``submit_timetable`` terminates (once: D3 fixed); the step that uses the last unit
     of budget truncates (a submit on the last unit terminates). After the end,
     ``step()`` raises ``RuntimeError`` until ``reset()``, as in every env of the family
-    (the predecessor answered ``step_budget_exhausted``).
+    (the original answered ``step_budget_exhausted``).
 
     ## Information
     Reset: ``scenario_id``, ``difficulty``, ``task_name``, ``step_budget``, ``turn``;
@@ -167,7 +168,7 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     Every step: ``score`` (``overall_score``), ``score_breakdown`` (the eight
     scores), ``conflict_summary`` (the seven counts), ``remaining_step_budget``,
     ``outcome`` (``apply`` / ``noop`` / ``invalid``), ``action_error`` and
-    ``action_penalty`` (the predecessor's fields), ``turn``; discrete mode adds
+    ``action_penalty`` (the original's fields), ``turn``; discrete mode adds
     ``action_mask``. The last step adds each component by name, ``reward`` (the
     return), ``submitted``, ``steps``, ``invalid_actions``, ``noop_actions``,
     ``answer`` (the final score as text) and ``gold`` (the best known score: the
@@ -179,16 +180,16 @@ class TimetablePlannerEnv(MaskedDiscreteMode, TextEnv):
     max_teachers=7, max_groups=7, max_rooms=8, max_days=5, max_slots=6)``
 
     * ``start="baseline"`` starts hard and expert scenarios from their disrupted
-      baseline (the predecessor's README); ``"initial"`` (default) from the
-      scenario's ``initial_assignments``, empty in all 23, as the predecessor's code.
+      baseline (the original's README); ``"initial"`` (default) from the
+      scenario's ``initial_assignments``, empty in all 23, as in the original's code.
     * ``reset(seed=s)`` plays a generated scenario of the default difficulty mix
       (``load_split("train", seed=s)[0]``), each later ``reset()`` the next one;
       ``options``: ``{"scenario_id": "hard_4"}`` (any of the 23),
       ``{"difficulty": "hard"}`` (a generated one), ``{"task_name": "medium"}`` (the
-      predecessor's meaning: the first hand-crafted scenario of that difficulty),
+      original's meaning: the first hand-crafted scenario of that difficulty),
       ``{"scenario": dict}``, or ``{"split": "generated", "index": 3}`` (splits
       ``train``, ``eval``, ``curated``: the 15 hand-crafted, ``generated``: the
-      predecessor's 8). An unknown id or difficulty raises ``ValueError`` (D7).
+      original's 8). An unknown id or difficulty raises ``ValueError`` (D7).
     * ``render_mode``: ``"ansi"`` the weekly grid as text, ``"rgb_array"`` the same
       as a picture (Pillow: ``pip install "meeting-gym[render]"``).
 

@@ -1,6 +1,7 @@
-"""The predecessor's observation as a JSON-ready dict (RULES section 7).
+"""The original's observation as a JSON-ready dict (RULES section 7).
 
-:func:`observation_dict` is what the predecessor's ``reset`` and ``step`` returned (the
+:func:`observation_dict` is what the ``reset`` and ``step`` of
+``ajay-sreeram/timetable_planner`` (the env this one succeeds) returned (the
 pydantic model's fields, ``metadata`` left out): the text interface builds its compact
 view from the same pieces, and the tests compare it with the recorded reset
 observations. Slot maps are keyed by day *label* (``"Mon"``), in day order, showing the
@@ -27,7 +28,7 @@ def labelled_slots(problem: Problem, slot_map: SlotMap) -> dict[str, list[int]]:
 
 
 def sorted_timetable(placements: tuple[Placement, ...] | list[Placement]) -> list[dict[str, Any]]:
-    """Placements as dicts, sorted by (day, start_slot, room_id) as the predecessor showed them."""
+    """Placements as dicts, sorted by (day, start_slot, room_id) as the original showed them."""
     ordered = sorted(placements, key=lambda a: (a.day, a.start_slot, a.room_id))
     return [a.to_dict() for a in ordered]
 
@@ -41,7 +42,7 @@ def unscheduled_sessions(episode: TimetableEpisode) -> list[str]:
 
 
 def observation_dict(episode: TimetableEpisode) -> dict[str, Any]:
-    """The predecessor's observation of the episode's current state (a fresh dict)."""
+    """The original's observation of the episode's current state (a fresh dict)."""
     p = episode.problem
     last = episode.last
     return {

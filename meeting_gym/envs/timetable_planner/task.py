@@ -4,9 +4,10 @@ The items are :class:`~.scenario.Scenario` objects; the truth of an item is its 
 :class:`~.problem.Problem` (defaults and disruption applied, indexed), built once. An
 episode is a :class:`PlannerEpisode`: the family's :class:`~meeting_gym.core.episode.StepEpisode`
 around the domain's step pipeline (:class:`~.episode.TimetableEpisode`), which pays the
-predecessor's reward on every step (score delta, penalties, submit bonus) and ends itself
-on a submit (terminated) or when the step budget runs out (truncated). Its grade reports
-the seven component scores by name with the episode's return as ``reward``
+reward of ``ajay-sreeram/timetable_planner`` (the env this one succeeds) on every step
+(score delta, penalties, submit bonus) and ends itself on a submit (terminated) or when the
+step budget runs out (truncated). Its grade reports the seven component scores by name
+with the episode's return as ``reward``
 (:meth:`~meeting_gym.core.rubric.Rubric.grade_with_reward`); ``overall_score`` is
 ``info["score"]``. No gymnasium here.
 """
@@ -129,7 +130,7 @@ class PlannerEpisode(StepEpisode):
         return step_text(self.engine)
 
     def step_info(self) -> dict[str, Any]:
-        """The info entries of every step: the predecessor's per-step fields."""
+        """The info entries of every step: the original's per-step fields."""
         engine = self.engine
         last = engine.last
         return {
@@ -173,12 +174,12 @@ def _shown(action: Any) -> Any:
 class TimetablePlannerTask(Task[Scenario, Problem]):
     """Build a weekly timetable under teacher, group and room constraints (see the env).
 
-    Items are scenarios: ``curated`` is the predecessor's 15 hand-crafted ones,
+    Items are scenarios: ``curated`` is the original's 15 hand-crafted ones,
     ``generated`` (a fixed split) its 8 generated ones, ``train`` and ``eval`` draws of
-    the predecessor's generator from seeds (never one of those 23). Reset options:
-    ``scenario_id`` (any of the 23; it wins over ``task_name``, as in the predecessor),
+    the original's generator from seeds (never one of those 23). Reset options:
+    ``scenario_id`` (any of the 23; it wins over ``task_name``, as in the original),
     ``task_name`` (the first hand-crafted scenario of that difficulty: the
-    predecessor's meaning, for old clients), ``scenario`` (a scenario dict or object of
+    original's meaning, for old clients), ``scenario`` (a scenario dict or object of
     your own); the family's ``difficulty`` draws a generated scenario of that
     difficulty. An unknown id or difficulty raises ``ValueError`` (D7 fixed).
     """
@@ -249,7 +250,7 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
             return self.load_item(options["scenario"])
         scenario_id = options.get("scenario_id")
         if isinstance(scenario_id, str) and not scenario_id.strip():
-            scenario_id = None  # the predecessor: a blank id counts as absent
+            scenario_id = None  # as in the original: a blank id counts as absent
         if scenario_id is not None:
             if not isinstance(scenario_id, str):
                 raise ValueError(f"scenario_id must be a string, got {scenario_id!r}")

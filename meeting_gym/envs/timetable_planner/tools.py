@@ -2,13 +2,14 @@
 
 Each action is written once, as a typed function over the episode (the ``world``): its
 signature and docstring give the OpenAI tool schema (:data:`TOOLSET`), and its body plays
-the predecessor's JSON action object ``{"action_type": <tool name>, **arguments}`` through
-the episode engine, so a tool call and the action object are one thing.
+the JSON action object of the original, ``ajay-sreeram/timetable_planner`` (the env this
+one succeeds), ``{"action_type": <tool name>, **arguments}`` through the episode engine,
+so a tool call and the action object are one thing.
 
 :func:`read_actions` turns whatever a text agent sent into the action objects to play,
 never raising:
 
-* the predecessor's action object ``{"action_type": "assign_session", "session_id": ...}``;
+* the original's action object ``{"action_type": "assign_session", "session_id": ...}``;
 * a tool call ``{"name": "assign_session", "arguments": {...}}`` (arguments may be a
   JSON-encoded string), optionally inside ``<tool_call>...</tool_call>``, as the family's
   text protocol writes it;
@@ -18,8 +19,8 @@ never raising:
 
 Anything else is one unreadable action: a :class:`~.actions.Rejected` whose message is its
 ``action_error``, which costs the invalid-action penalty and a unit of budget, as a
-malformed action did in the predecessor. Tool-call arguments are not type-checked here:
-the action's own parser coerces them with the predecessor's rules and messages.
+malformed action did in the original. Tool-call arguments are not type-checked here:
+the action's own parser coerces them with the original's rules and messages.
 """
 
 from __future__ import annotations

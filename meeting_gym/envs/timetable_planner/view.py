@@ -1,6 +1,7 @@
 """The text observation: a compact JSON view of the state an LLM can act on.
 
-The predecessor's observation (:func:`~.observation.observation_dict`) repeats every
+The observation of ``ajay-sreeram/timetable_planner``, the env this one succeeds
+(:func:`~.observation.observation_dict`), repeats every
 teacher's, room's and session's data on every step. Here the first observation (reset)
 carries the problem once, and each step's observation only what changes:
 

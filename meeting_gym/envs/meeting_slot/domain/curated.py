@@ -1,10 +1,12 @@
-"""The predecessor's 15 curated cases, with identical worlds, as the ``curated`` split.
+"""The 15 curated cases of meeting-slot, with identical worlds, as the ``curated`` split.
+
+meeting-slot is the verifiers environment MeetingSlot succeeds (``vf-eval meeting-slot``).
 
 Each case is written compactly: (id, difficulty, duration, window start, window
 days, attendees), an attendee being (name, zone, busy by local date) with
 09:00-17:00 Monday-Friday hours unless it says otherwise. Gold answers are not
-stored here: the solver computes them, and the tests check them against the
-predecessor's published answers.
+stored here: the solver computes them, and the tests check them against
+meeting-slot's published answers.
 """
 
 from __future__ import annotations

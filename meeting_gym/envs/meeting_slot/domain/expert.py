@@ -1,4 +1,4 @@
-"""The ``expert`` tier: what the predecessor lacked.
+"""The ``expert`` tier: what meeting-slot, the verifiers environment MeetingSlot succeeds, lacked.
 
 Zones with 30/45-minute offsets and odd daylight-saving rules, windows that
 straddle real transitions (both hemispheres), night shifts across the switch,

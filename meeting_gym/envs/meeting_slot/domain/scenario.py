@@ -1,8 +1,9 @@
 """The scenario model: attendees, working hours, busy calendars, window, duration.
 
-A scenario is loaded from (and exported to) the plain JSON shape the
-predecessor used. Loading validates everything and raises one
-:class:`ScenarioError` that names the offending field.
+A scenario is loaded from (and exported to) the plain JSON shape that
+meeting-slot, the verifiers environment MeetingSlot succeeds, used. Loading
+validates everything and raises one :class:`ScenarioError` that names the
+offending field.
 """
 
 from __future__ import annotations

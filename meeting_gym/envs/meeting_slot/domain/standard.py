@@ -1,4 +1,6 @@
-"""The ``easy`` / ``medium`` / ``hard`` tiers, reproducing the predecessor's distribution.
+"""The ``easy`` / ``medium`` / ``hard`` tiers, reproducing meeting-slot's distribution.
+
+meeting-slot is the verifiers environment that MeetingSlot succeeds.
 
 * a solvable case picks a cluster of colleagues, computes the valid starts of
   their working hours alone (15-minute UTC grid) and, except for 55% of easy

@@ -11,7 +11,8 @@ slots, ``R`` rooms, ``PLACE = S*D*P*R``):
 * then ``S`` of ``unassign_session(s)``, and the last index ``submit_timetable``.
 
 Every action goes through the same engine as text mode (:class:`~.episode.TimetableEpisode`),
-so rewards, penalties and messages are the predecessor's.
+so rewards, penalties and messages are those of ``ajay-sreeram/timetable_planner``, the
+env this one succeeds.
 
 **Masks** (:meth:`DiscreteInterface.action_mask`, a fresh int8 array; the env's
 ``action_masks()`` as booleans) allow exactly what is valid and changes something, minus

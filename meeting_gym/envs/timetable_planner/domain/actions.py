@@ -1,15 +1,16 @@
-"""The five actions: parsing and coercion, then validation, in the predecessor's order (RULES 4).
+"""The five actions: parsing and coercion, then validation, in the original's order (RULES 4).
 
 :func:`parse_action` turns an untrusted JSON-like action object into an :class:`Action`
-or a :class:`Rejected` carrying its ``action_error`` message (the predecessor's words, but
-for the differences listed below); it never raises. :func:`check_action` then says whether
-a parsed action is invalid (with its message), a valid no-op, or valid, against the
-current timetable; the first failing rule decides. Neither changes anything:
+or a :class:`Rejected` carrying its ``action_error`` message (the words of the original,
+``ajay-sreeram/timetable_planner``, but for the differences listed below); it never
+raises. :func:`check_action` then says whether a parsed action is invalid (with its
+message), a valid no-op, or valid, against the current timetable; the first failing rule
+decides. Neither changes anything:
 :mod:`~meeting_gym.envs.timetable_planner.domain.episode` applies the action.
 
 Coercion (RULES 4.1): ids are stripped strings (a non-string becomes its ``str()``); a
 day is an integer or a day label matched without case; a start slot is an integer.
-Where we differ from the predecessor, deliberately:
+Where we differ from the original, deliberately:
 
 * **D16 fixed**: a float day or start slot with a fractional part (``0.9``, ``-0.5``) is
   an ``action_error`` (``day must be an integer ...``), no longer truncated toward zero.
@@ -17,11 +18,11 @@ Where we differ from the predecessor, deliberately:
   ``2.0`` from ``2``.
 * A day or start slot that is given but is no day or integer (``"Sun"``, ``true``,
   ``"1.5"``) is named with its value and what it may be (``day must be an integer
-  (0-based, 0 to 4) or a day name (Mon, Tue, Wed, Thu, Fri), got 'Sun'``). The predecessor
+  (0-based, 0 to 4) or a day name (Mon, Tue, Wed, Thu, Fri), got 'Sun'``). The original
   said ``missing required fields: day ...`` of a field that was there. Only an absent or
   ``null`` field is missing. The penalty is the same (an invalid action).
 * An action object with a key outside :data:`ACTION_FIELDS`, or that is not an object at
-  all, is an ``action_error`` (``unknown field(s): ...``). The predecessor's pydantic model
+  all, is an ``action_error`` (``unknown field(s): ...``). The original's pydantic model
   refused it before ``step`` (HTTP 422, no budget used); an env step must answer it.
 * Ids echoed in a message are cut at 100 characters, so a huge string does not come back
   whole in every observation.
@@ -69,7 +70,7 @@ ACTION_FIELDS = (
 """The keys an action object may have (``metadata`` is accepted and ignored)."""
 
 DAY_FIELD = "day (0-based int or name like Mon)"
-"""How a missing day is named in ``missing required fields: ...`` (the predecessor's words)."""
+"""How a missing day is named in ``missing required fields: ...`` (the original's words)."""
 
 MAX_ECHO = 100
 
@@ -178,7 +179,7 @@ class _Fraction:
 class _Invalid:
     """A value given for ``day`` or ``start_slot`` that is none of the values it may take.
 
-    The predecessor called such a field missing (``"day": "Sun"`` got ``missing required
+    The original called such a field missing (``"day": "Sun"`` got ``missing required
     fields: day``); the field is there, so the message names it, its value and what it
     may be instead.
     """
@@ -193,7 +194,7 @@ def _echo(text: str) -> str:
 
 
 def _text(value: Any) -> str | None:
-    """The predecessor's text coercion: None or blank is missing, anything else str()ipped."""
+    """The original's text coercion: None or blank is missing, anything else str()ipped."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -205,7 +206,7 @@ def _text(value: Any) -> str | None:
 
 
 def _integer(value: Any) -> int | _Fraction | _Invalid | None:
-    """The predecessor's integer coercion, except that a fraction is no longer truncated
+    """The original's integer coercion, except that a fraction is no longer truncated
     and a value given that is no integer is :class:`_Invalid`, not missing (``None``)."""
     if value is None:
         return None

@@ -1,18 +1,18 @@
-"""The predecessor's 23 scenarios: 15 hand-crafted (package data) and 8 generated.
+"""The original env's 23 scenarios: 15 hand-crafted (package data) and 8 generated.
 
 The 15 hand-crafted scenarios ship as ``data/scenarios.json`` in this package, copied
 with unchanged values and order from ``server/scenarios/scenarios.json`` of
-https://github.com/ajay-sreeram/timetable_planner at commit ``2659ae6`` (see
-:data:`ATTRIBUTION`). That repository's source files carry a header saying they are
-"licensed under the BSD-style license found in the LICENSE file in the root directory of
-this source tree", but the repository contains no LICENSE file (RULES D19): the header
-is the only statement of the license these data are under.
+https://github.com/ajay-sreeram/timetable_planner at commit ``2659ae6``, the env this one
+succeeds (see :data:`ATTRIBUTION`). That repository's source files carry a header saying
+they are "licensed under the BSD-style license found in the LICENSE file in the root
+directory of this source tree", but the repository contains no LICENSE file (RULES D19):
+the header is the only statement of the license these data are under.
 
 The 8 generated scenarios are regenerated from their (difficulty, seed) on demand by
 :mod:`~meeting_gym.envs.timetable_planner.domain.generator`, identically in every process.
 
 Lookups are strict (**D7 fixed**): an unknown id or difficulty raises
-:class:`UnknownScenario` naming what exists. The predecessor silently fell back to its
+:class:`UnknownScenario` naming what exists. The original silently fell back to its
 round-robin scenario instead.
 """
 
@@ -54,7 +54,7 @@ ATTRIBUTION = (
 _DATA = "data/scenarios.json"
 
 GENERATED_IDS = tuple(predecessor_id(d, seed) for d, seed in PREDECESSOR_SEEDS)
-"""``gen_easy_1001`` ... ``gen_expert_4002``, in the predecessor's catalogue order."""
+"""``gen_easy_1001`` ... ``gen_expert_4002``, in the original's catalogue order."""
 
 
 class UnknownScenario(KeyError):
@@ -82,19 +82,19 @@ def handcrafted_dicts() -> list[dict[str, Any]]:
 
 @cache
 def handcrafted() -> tuple[Scenario, ...]:
-    """The 15 hand-crafted scenarios, in the predecessor's order (easy_1 ... expert_2)."""
+    """The 15 hand-crafted scenarios, in the original's order (easy_1 ... expert_2)."""
     return tuple(Scenario.from_dict(d) for d in _payload()["scenarios"])
 
 
 @cache
 def generated() -> tuple[Scenario, ...]:
-    """The predecessor's 8 generated scenarios, ``gen_easy_1001`` ... ``gen_expert_4002``."""
+    """The original's 8 generated scenarios, ``gen_easy_1001`` ... ``gen_expert_4002``."""
     return tuple(predecessor_scenario(d, seed) for d, seed in PREDECESSOR_SEEDS)
 
 
 HANDCRAFTED_IDS = tuple(d["scenario_id"] for d in _payload()["scenarios"])
 CATALOGUE_IDS = HANDCRAFTED_IDS + GENERATED_IDS
-"""The 23 ids, in the predecessor's round-robin order."""
+"""The 23 ids, in the original's round-robin order."""
 
 
 def get_scenario(scenario_id: str) -> Scenario:
@@ -110,9 +110,9 @@ def get_scenario(scenario_id: str) -> Scenario:
 
 
 def first_of_difficulty(task_name: str) -> Scenario:
-    """The predecessor's ``task_name`` reset: the first hand-crafted scenario of a difficulty.
+    """The original's ``task_name`` reset: the first hand-crafted scenario of a difficulty.
 
-    The name is stripped and lower-cased first, as the predecessor did (``" Hard "`` gives
+    The name is stripped and lower-cased first, as the original did (``" Hard "`` gives
     ``hard_1``); an unknown one raises :class:`UnknownScenario`.
     """
     name = task_name.strip().lower() if isinstance(task_name, str) else task_name

@@ -3,8 +3,9 @@
 :class:`TimetableEpisode` is the engine every interface (discrete, text) drives. A step:
 
 1. parse the action (a JSON-like object) or take an already parsed :class:`Action`;
-2. validate it: invalid costs :data:`INVALID_PENALTY` (-0.02) with the predecessor's
-   ``action_error``, a valid no-op :data:`NOOP_PENALTY` (-0.01), otherwise it is applied;
+2. validate it: invalid costs :data:`INVALID_PENALTY` (-0.02) with the ``action_error``
+   of ``ajay-sreeram/timetable_planner`` (the env this one succeeds), a valid no-op
+   :data:`NOOP_PENALTY` (-0.01), otherwise it is applied;
 3. every step uses one unit of the step budget (valid, invalid, no-op or submit);
 4. score; ``reward = (score - previous score) + penalty``;
 5. ``submit_timetable`` ends the episode (``terminated``) and earns :data:`SUBMIT_BONUS`
@@ -12,10 +13,10 @@
    step that spends the last unit of budget ends it (``truncated``). A submit on the last
    unit is ``terminated`` only.
 
-**D3 fixed**: the predecessor kept processing actions after a submit's ``done`` and paid
+**D3 fixed**: the original kept processing actions after a submit's ``done`` and paid
 the bonus again on every repeated submit. Here the episode is over: :meth:`step` raises
 ``RuntimeError`` until a new episode is made. What an env does after the end (the family
-raises too) is the env's decision; the predecessor's ``step_budget_exhausted`` replies all
+raises too) is the env's decision; the original's ``step_budget_exhausted`` replies all
 came after the end.
 """
 
@@ -56,8 +57,8 @@ SUBMIT_BONUS_THRESHOLD = 0.90
 
 STARTS = ("initial", "baseline")
 """Where an episode starts: the scenario's ``initial_assignments`` (empty in all 23 shipped
-scenarios, as the predecessor's code does, D2) or its ``baseline_assignments`` (what the
-predecessor's README promised for hard and expert)."""
+scenarios, as the original's code does, D2) or its ``baseline_assignments`` (what the
+original's README promised for hard and expert)."""
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,20 @@
-"""The predecessor's procedural generator (RULES section 10), deterministic in every process.
+"""The original's procedural generator (RULES section 10), deterministic in every process.
 
 :func:`generate` draws one scenario of a difficulty from the ``random.Random`` passed in,
-and nothing else (never the global ``random``), in the predecessor's exact order of
-draws, so ``generate(random.Random(seed), difficulty)`` is the predecessor's
+and nothing else (never the global ``random``), in the exact order of draws of
+``ajay-sreeram/timetable_planner`` (the env this one succeeds), so
+``generate(random.Random(seed), difficulty)`` is that env's
 ``generate_scenario(difficulty, seed)``. :func:`predecessor_scenario` does exactly that,
-with the predecessor's id ``gen_<difficulty>_<seed>``; :data:`PREDECESSOR_SEEDS` are the
+with the original's id ``gen_<difficulty>_<seed>``; :data:`PREDECESSOR_SEEDS` are the
 8 its catalogue ships (``gen_easy_1001`` ... ``gen_expert_4002``).
 
-**D1 fixed**: the predecessor listed the room types from a set, so its ``rng.choice`` saw a
-``PYTHONHASHSEED``-dependent order and the "same" seed gave different scenarios in
-different processes. Here the types are sorted, which reproduces the predecessor's output
-under ``PYTHONHASHSEED=0`` (the recorded trajectories) under any hash seed.
+**D1 fixed**: the original generator listed the room types from a set, so its
+``rng.choice`` saw a ``PYTHONHASHSEED``-dependent order and the "same" seed gave different
+scenarios in different processes. Here the types are sorted, which reproduces the
+original's output under ``PYTHONHASHSEED=0`` (the recorded trajectories) under any hash
+seed.
 
-**D18 fixed (second half)**: the predecessor tested ``seed or <random>``, so seed 0 got a
+**D18 fixed (second half)**: the original tested ``seed or <random>``, so seed 0 got a
 random id suffix; here seed 0 is ``gen_<difficulty>_0`` like any other.
 
 The draws, in order (``randint`` bounds inclusive; "sample" is ``rng.sample``):
@@ -73,7 +75,7 @@ DISRUPTIONS = ("teacher_unavailable", "room_unavailable", "new_session_added")
 
 @dataclass(frozen=True)
 class Sizes:
-    """How big a generated scenario is (the predecessor's per-difficulty constants)."""
+    """How big a generated scenario is (the original's per-difficulty constants)."""
 
     teachers: int
     groups: int
@@ -100,7 +102,7 @@ PREDECESSOR_SEEDS = (
     ("expert", 4001),
     ("expert", 4002),
 )
-"""The (difficulty, seed) of the 8 generated scenarios in the predecessor's catalogue."""
+"""The (difficulty, seed) of the 8 generated scenarios in the original's catalogue."""
 
 
 def predecessor_id(difficulty: str, seed: int) -> str:
@@ -108,7 +110,7 @@ def predecessor_id(difficulty: str, seed: int) -> str:
 
 
 def predecessor_scenario(difficulty: str, seed: int) -> Scenario:
-    """The predecessor's ``generate_scenario(difficulty, seed)``, id ``gen_<difficulty>_<seed>``."""
+    """The original's ``generate_scenario(difficulty, seed)``, id ``gen_<difficulty>_<seed>``."""
     return generate(random.Random(seed), difficulty, scenario_id=predecessor_id(difficulty, seed))
 
 
@@ -134,7 +136,7 @@ def generate_dict(
     scenario_id: str | None = None,
     sizes: Sizes | None = None,
 ) -> dict[str, Any]:
-    """:func:`generate`'s scenario as the predecessor's JSON dict (same key order)."""
+    """:func:`generate`'s scenario as the original's JSON dict (same key order)."""
     if difficulty is None:
         difficulty = rng.choice(DIFFICULTIES)
     if difficulty not in SIZES:

@@ -1,4 +1,4 @@
-"""The greedy baseline: a constructive first fit, the kind the predecessor's generator uses.
+"""The greedy baseline: a constructive first fit, the kind timetable_planner's generator uses.
 
 :func:`first_fit` builds a timetable one session at a time and never revisits a choice.
 A session goes to the first *clean* spot in the generator's baseline order (RULES 10,

@@ -5,14 +5,15 @@
 integer index: teachers, groups, rooms and sessions (a disruption-added session last),
 each teacher's and room's *effective* availability, each teacher's preference rule, and
 the static facts of every (session, room) pair (room type allowed, capacity enough, the
-room_fit value). Availability is kept twice: as slot maps in the predecessor's shape
-(for the observation) and as one bitmask per day (bit ``s`` set: slot ``s`` available),
-which is what the incremental scorer uses.
+room_fit value). Availability is kept twice: as slot maps in the shape of
+``ajay-sreeram/timetable_planner``, the env this one succeeds (for the observation), and
+as one bitmask per day (bit ``s`` set: slot ``s`` available), which is what the
+incremental scorer uses.
 
-Loading, in the predecessor's order:
+Loading, in the original's order:
 
 1. availability defaults: a teacher or room whose ``available_slots`` is absent or null
-   gets every slot of the grid (``{}`` stays "no slot": the predecessor tests ``is None``);
+   gets every slot of the grid (``{}`` stays "no slot": the original tests ``is None``);
    a teacher whose ``preferred_slots`` is absent gets a copy of their available map;
 2. then, for hard and expert only, the disruption: ``teacher_unavailable`` removes slots
    from the teacher's available set and intersects their preferred set with what is left,

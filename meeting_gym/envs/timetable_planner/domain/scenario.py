@@ -1,34 +1,35 @@
 """The timetable scenario as a validated, immutable value (RULES sections 1 and 2).
 
-A :class:`Scenario` is the predecessor's scenario JSON, checked field by field and with
-its defaults filled in (a session's ``duration_in_slots`` 1, ``must_schedule`` true,
-``valid_room_types`` [], ``required_capacity`` 0; a scenario's ``step_budget`` 30 and
-``initial_assignments`` []). :meth:`Scenario.from_dict` is the one door for untrusted
-data: it raises only :class:`ScenarioError`, whose message starts with the path of the
-offending field, as ``scenario.sessions[3].duration_in_slots: ...``.
+A :class:`Scenario` is the scenario JSON of ``ajay-sreeram/timetable_planner`` (the env
+this one succeeds), checked field by field and with its defaults filled in (a session's
+``duration_in_slots`` 1, ``must_schedule`` true, ``valid_room_types`` [],
+``required_capacity`` 0; a scenario's ``step_budget`` 30 and ``initial_assignments`` []).
+:meth:`Scenario.from_dict` is the one door for untrusted data: it raises only
+:class:`ScenarioError`, whose message starts with the path of the offending field, as
+``scenario.sessions[3].duration_in_slots: ...``.
 :meth:`Scenario.to_dict` writes the canonical JSON form back (defaults written out), and
 ``Scenario.from_dict(s.to_dict()) == s``.
 
 What a scenario *means* once loaded (availability defaults, the disruption applied) is
 :mod:`~meeting_gym.envs.timetable_planner.domain.problem`'s business; this module only says what
-a well-formed scenario is. It is stricter than the predecessor, which accepted anything
+a well-formed scenario is. It is stricter than the original, which accepted anything
 and failed (or silently did nothing) later:
 
 * ids are non-empty strings without surrounding whitespace (an action's ids are stripped,
   so a padded id could never be named), unique within their list;
 * every session names a known teacher and group; its duration fits in a day;
 * slot maps have day-index keys ``"0"`` .. ``"D-1"`` and slots in ``0 .. P-1`` (a day-label
-  key made the predecessor's reset crash);
+  key made the original's reset crash);
 * ``task_name`` is one of :data:`DIFFICULTIES`;
 * a disruption names a known teacher or room, adds a session with a new id, has one of
-  the three types, and appears only in hard and expert scenarios (the predecessor
+  the three types, and appears only in hard and expert scenarios (the original
   silently ignored the other cases);
 * placements (``initial_assignments``, ``baseline_assignments``) name known sessions and
   rooms, fit in the grid and place each session at most once;
 * unknown keys are refused, at every level (a misspelt ``avaliable_slots`` would
   otherwise mean "available everywhere").
 
-Availability maps keep the predecessor's distinction between absent (or null), which
+Availability maps keep the original's distinction between absent (or null), which
 means every slot, and ``{}``, which means none.
 
 Why one module of about 610 lines: it is the one door for untrusted scenario data, and
@@ -98,7 +99,7 @@ def cells_of(slot_map: SlotMap) -> frozenset[Cell]:
 class Teacher:
     teacher_id: str
     available_slots: SlotMap | None = None
-    """None: every slot of the grid (the predecessor's default for an absent map)."""
+    """None: every slot of the grid (the original's default for an absent map)."""
     preferred_slots: SlotMap | None = None
     """None: the same as the (defaulted) available slots."""
 
@@ -199,7 +200,7 @@ class Scenario:
 
     @property
     def difficulty(self) -> str:
-        """The predecessor's ``task_name``, under the family's name."""
+        """The original's ``task_name``, under the family's name."""
         return self.task_name
 
     @classmethod

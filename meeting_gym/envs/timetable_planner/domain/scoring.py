@@ -12,10 +12,10 @@ Two implementations of one definition:
 
 The tracker keeps only integers; every component is computed from them as an exact ratio
 (one correctly rounded division), so the same timetable always gives bit-identical scores,
-however it was reached. The predecessor summed floats in dictionary order; the two agree
-to about 1e-16 (RULES 5.5).
+however it was reached. The original, ``ajay-sreeram/timetable_planner``, summed floats
+in dictionary order; the two agree to about 1e-16 (RULES 5.5).
 
-The predecessor's shaping quirks (D17) are kept, as the parity contract says: an
+The original's shaping quirks (D17) are kept, as the parity contract says: an
 unavailable slot counts as "not preferred" (0.5), not worse; an empty preferred map means
 "no preference"; room_fit leaves out placements in a room of the wrong type or too small
 instead of scoring them 0; stability gives 0.5 to any placement that is not exactly the
@@ -150,7 +150,7 @@ SCORE_KEYS = (
     "preference_score",
     "daily_balance_score",
 )
-"""The observation's ``score_breakdown`` keys, in the predecessor's order."""
+"""The observation's ``score_breakdown`` keys, in the original's order."""
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class Scores:
     daily_balance_score: float
 
     def as_dict(self) -> dict[str, float]:
-        """The eight scores, in the predecessor's key order (overall first)."""
+        """The eight scores, in the original's key order (overall first)."""
         return {name: getattr(self, name) for name in SCORE_KEYS}
 
     def components(self) -> dict[str, float]:
@@ -215,7 +215,7 @@ class Timetable:
     mutators (a move is a remove and a place); they assume the caller validated the
     action (the session unplaced or placed, the slots inside the day). Iteration order is
     the order the sessions were placed, a move keeping its position (as a dict update
-    does in the predecessor).
+    does in the original).
     """
 
     def __init__(self, problem: Problem, placements: Iterable[tuple[int, Spot]] = ()) -> None:
