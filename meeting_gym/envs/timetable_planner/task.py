@@ -205,7 +205,7 @@ class TimetablePlannerTask(Task[Scenario, Problem]):
         Setting(
             "start",
             "where an episode starts: 'initial' (the scenario's initial_assignments, empty in "
-            "all 23, as the predecessor's code) or 'baseline' (hard/expert: the disrupted "
+            "all 23, as the original's code) or 'baseline' (hard/expert: the disrupted "
             "baseline, as its README said)",
             choices=STARTS,
         ),
