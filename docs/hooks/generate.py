@@ -1,6 +1,6 @@
 """MkDocs hook: the parts of the site that must not drift, generated from the code.
 
-Each env page names its env in its front matter (``env: MeetingSlot-v0``) and marks
+Each env page names its env in its front matter (``env: MeetingSlot-v1``) and marks
 where generated text goes with ``<!-- gen: KIND -->``:
 
 * ``picture``: the env's picture, drawn now (an ``rgb_array`` frame where the env has

@@ -50,12 +50,12 @@ HEADINGS = [
     "Version History",
 ]
 PAGES = {
-    "MeetingSlot-v0": "envs/meeting-slot",
-    "MeetingSlot-Raw-v0": "envs/meeting-slot-raw",
-    "CalendarMath-v0": "envs/calendar-math",
-    "CronSchedule-v0": "envs/cron-schedule",
-    "CronSchedule-Tools-v0": "envs/cron-schedule-tools",
-    "TimetablePlanner-v0": "envs/timetable-planner",
+    "MeetingSlot-v1": "envs/meeting-slot",
+    "MeetingSlot-Raw-v1": "envs/meeting-slot-raw",
+    "CalendarMath-v1": "envs/calendar-math",
+    "CronSchedule-v1": "envs/cron-schedule",
+    "CronSchedule-Tools-v1": "envs/cron-schedule-tools",
+    "TimetablePlanner-v1": "envs/timetable-planner",
 }
 
 
@@ -84,7 +84,7 @@ def _family(env_id: str) -> str:
 
 
 def test_every_env_id_has_a_page():
-    """One page per env, named by its v0 id; each of its versions is registered."""
+    """One page per env, named by its current (v1) id; each of its versions is registered."""
     assert {_family(e) for e in PAGES} == {_family(e) for e in ENVS}, "an env without a page"
     assert set(PAGES) <= set(ENVS)
 
@@ -280,9 +280,9 @@ def test_a_reader_sees_an_env_page_with_its_picture(browser):
     tab, base = browser
     tab.open(base + "/envs/meeting-slot/")
     seen = json.loads(tab.evaluate(SEEN))
-    assert seen["title"] == "MeetingSlot-v0 - meeting_gym"
-    assert seen["headings"] == ["MeetingSlot-v0", *HEADINGS]
-    (picture,) = [i for i in seen["images"] if "assets/envs/MeetingSlot-v0.png" in i["src"]]
+    assert seen["title"] == "MeetingSlot-v1 - meeting_gym"
+    assert seen["headings"] == ["MeetingSlot-v1", *HEADINGS]
+    (picture,) = [i for i in seen["images"] if "assets/envs/MeetingSlot-v1.png" in i["src"]]
     assert picture["complete"] and picture["width"] > 0, picture
     assert tab.errors == []
 
