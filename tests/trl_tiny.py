@@ -75,3 +75,20 @@ def tiny_grpo_config(tmp_path, **settings):
         save_strategy="no",
         **settings,
     )
+
+
+def tiny_tool_run(tmp_path):
+    """(model, tokenizer, config) for two seeded GRPO steps of the tiny model with tool calls:
+    groups of two, 24 tokens a completion, at most two tool rounds."""
+    import torch
+
+    torch.manual_seed(0)
+    model, tokenizer = tiny_qwen3(tmp_path)
+    config = tiny_grpo_config(
+        tmp_path,
+        per_device_train_batch_size=2,
+        max_completion_length=24,
+        max_steps=2,
+        max_tool_calling_iterations=2,
+    )
+    return model, tokenizer, config

@@ -322,33 +322,20 @@ def run_episode(
     client: Any,
     model: str,
     *,
-    tool_protocol: str = "native",
     seed: int | None = None,
     options: dict[str, Any] | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    retry: RetryPolicy | None = None,
-    system_prompt: str | None = None,
-    extra_request: dict[str, Any] | None = None,
+    **settings: Any,
 ) -> LLMEpisode:
     """Play one episode of ``env`` with ``model`` through ``client`` until it ends.
 
     The env is reset with ``seed`` and ``options``; each assistant message becomes one
-    env step (:class:`LLMAgent`), and the loop (:func:`~meeting_gym.core.loop.play`)
-    stops when the env terminates or truncates, or when the provider fails (``error``).
-    ``extra_request`` is merged into every request (e.g. ``{"seed": 0}`` or
-    ``{"extra_body": {...}}``).
+    env step of an :class:`LLMAgent` made with the ``settings`` keywords (``tool_protocol``,
+    ``temperature``, ``max_tokens``, ``retry``, ``system_prompt``, ``extra_request``, which
+    is merged into every request, e.g. ``{"seed": 0}``), and the loop
+    (:func:`~meeting_gym.core.loop.play`) stops when the env terminates or truncates, or
+    when the provider fails (``error``).
     """
-    agent = LLMAgent(
-        client,
-        model,
-        tool_protocol=tool_protocol,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        retry=retry,
-        system_prompt=system_prompt,
-        extra_request=extra_request,
-    )
+    agent = LLMAgent(client, model, **settings)
     rollout = play(env, agent, seed=seed, options=options)
     return LLMEpisode(
         **{**vars(rollout), "info": rollout.info if rollout.turns else dict(rollout.reset_info)},

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
@@ -321,17 +322,25 @@ def _shared_backward(
     return total
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How a GRPO step plays its episodes: what the model is told, the env's and the
+    reply's caps, and the sampler (``seed`` seeds a step's local client once)."""
+
+    system_prompt: str | None
+    max_turns: int
+    max_tokens: int
+    temperature: float = 1.0
+    seed: int = 0
+
+
 def rollout_groups(
     pair: tuple[Any, Any],
     env_id: str,
     items: Sequence[Any],
     group: int,
+    sampling: Sampling,
     *,
-    system_prompt: str | None,
-    max_turns: int,
-    max_tokens: int,
-    temperature: float = 1.0,
-    seed: int = 0,
     batch: int | None = None,
     progress: Any = None,
 ) -> list[list[Any]]:
@@ -352,12 +361,12 @@ def rollout_groups(
         items,
         env=env_id,
         batch=batch or len(items) * group,
-        max_tokens=max_tokens,
-        system_prompt=system_prompt,
-        temperature=temperature,
-        seed=seed,
+        max_tokens=sampling.max_tokens,
+        system_prompt=sampling.system_prompt,
+        temperature=sampling.temperature,
+        seed=sampling.seed,
         rollouts=group,
-        max_turns=max_turns,
+        max_turns=sampling.max_turns,
         progress=progress,
     )
     return [results[k * group : (k + 1) * group] for k in range(len(items))]
@@ -368,12 +377,8 @@ def branch_groups(
     env_id: str,
     items: Sequence[Any],
     group: int,
+    sampling: Sampling,
     *,
-    system_prompt: str | None,
-    max_turns: int,
-    max_tokens: int,
-    temperature: float = 1.0,
-    seed: int = 0,
     progress: Any = None,
 ) -> tuple[list[Any], list[list[Any]]]:
     """Each item played once greedily, then ``group`` times from that episode's last turn on.
@@ -397,17 +402,17 @@ def branch_groups(
     common: dict[str, Any] = {
         "env": env_id,
         "tool_protocol": "text",
-        "max_tokens": max_tokens,
+        "max_tokens": sampling.max_tokens,
         "retry": RetryPolicy(attempts=1),
-        "system_prompt": system_prompt,
-        "max_turns": max_turns,
-        "seed": seed,
+        "system_prompt": sampling.system_prompt,
+        "max_turns": sampling.max_turns,
+        "seed": sampling.seed,
     }
     if progress is not None:
         common["on_episode"] = lambda *_: progress.episode_done()
     on_progress = progress.update if progress is not None else None
     with LocalChatClient(
-        pair, batch_size=len(items) * group, seed=seed, on_progress=on_progress
+        pair, batch_size=len(items) * group, seed=sampling.seed, on_progress=on_progress
     ) as client:
         greedy = evaluate_llm(
             client, "policy", items, temperature=0.0, max_concurrent=len(items), **common
@@ -421,7 +426,7 @@ def branch_groups(
             client,
             "policy",
             items,
-            temperature=temperature,
+            temperature=sampling.temperature,
             max_concurrent=len(items) * group,
             rollouts=group,
             opening=lambda info: openings.get(info.get(id_key)),

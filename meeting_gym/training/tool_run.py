@@ -122,6 +122,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from meeting_gym.agentkit.memory import peak_resident_gb, resident_gb, return_freed_memory
     from meeting_gym.core.curriculum import Curriculum
     from meeting_gym.training.grpo import (
+        Sampling,
         advantages,
         branch_groups,
         informative,
@@ -190,11 +191,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                 args.env,
                 [item for _, item in chosen],
                 args.group,
-                system_prompt=args.prompt_text,
-                max_turns=args.max_turns,
-                max_tokens=args.max_tokens,
-                temperature=args.temperature,
-                seed=seed,
+                Sampling(args.prompt_text, args.max_turns, args.max_tokens, args.temperature, seed),
                 progress=playing,
             )
             if args.rollout == "last-turn":

@@ -237,3 +237,18 @@ def test_a_training_phase_says_step_k_of_n_with_an_eta_from_its_own_steps():
     now[0] += 10.0
     quick.step(2, reward=0.4, groups_trained=1)
     assert other.getvalue() == "grpo: step 2/3, reward 0.400, 1 groups trained, 10 s, ETA 0:10\n"
+
+
+@pytest.mark.parametrize("env_id", sorted(RECIPES))
+def test_each_recipe_takes_both_ids_and_its_curve_names_the_id_it_ran_on(env_id, tmp_path):
+    """-v0 and -v1 share a recipe's settings; the figure's title says which id ran."""
+    pytest.importorskip("matplotlib")
+    recipe = RECIPES[env_id]
+    assert recipe.env_id == env_id
+    twin = RECIPES[env_id.replace("-v1", "-v0")]
+    assert (recipe.defaults, recipe.networks) == (twin.defaults, twin.networks)
+    table = MEETING_TABLE if env_id.startswith("MeetingSlot") else TIMETABLE_TABLE
+    fig = save_curve(recipe, CURVE, table, tmp_path / "curve.png")
+    titles = [fig._suptitle.get_text() if fig._suptitle else ""]
+    titles += [ax.get_title() for ax in fig.get_axes()]
+    assert any(env_id in title for title in titles), titles

@@ -114,19 +114,10 @@ def test_grpo_trainer_trains_on_a_served_env_and_each_reward_is_the_env_s_grade(
 ):
     trl = pytest.importorskip("trl")
     pytest.importorskip("transformers")
-    import torch
-    from trl_tiny import tiny_grpo_config, tiny_qwen3
+    from trl_tiny import tiny_tool_run
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    torch.manual_seed(0)
-    model, tokenizer = tiny_qwen3(tmp_path)
-    args = tiny_grpo_config(
-        tmp_path,
-        per_device_train_batch_size=2,
-        max_completion_length=24,
-        max_steps=2,
-        max_tool_calling_iterations=2,
-    )
+    model, tokenizer, args = tiny_tool_run(tmp_path)
     with served(create_server_app(ENV), 20) as port:
         factory, episodes = recording(
             adapter.environment_factory(ENV, base_url=f"http://127.0.0.1:{port}")

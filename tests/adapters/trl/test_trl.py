@@ -20,7 +20,7 @@ from meeting_gym.core.registry import ENVS, load_object, task_class
 
 transformers = pytest.importorskip("transformers")
 
-from trl_tiny import tiny_grpo_config, tiny_qwen3, trl_methods  # noqa: E402
+from trl_tiny import tiny_grpo_config, tiny_qwen3, tiny_tool_run, trl_methods  # noqa: E402
 
 
 def test_the_tool_methods_render_the_envs_own_schemas():
@@ -176,18 +176,9 @@ def test_dataset_is_a_datasets_dataset():
 @pytest.mark.slow
 def test_grpo_trainer_takes_training_steps_on_meeting_slot(tmp_path, monkeypatch):
     trl = pytest.importorskip("trl")
-    import torch
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    torch.manual_seed(0)
-    model, tokenizer = tiny_qwen3(tmp_path)
-    args = tiny_grpo_config(
-        tmp_path,
-        per_device_train_batch_size=2,
-        max_completion_length=24,
-        max_steps=2,
-        max_tool_calling_iterations=2,
-    )
+    model, tokenizer, args = tiny_tool_run(tmp_path)
     trainer = trl.GRPOTrainer(
         model=model,
         processing_class=tokenizer,
