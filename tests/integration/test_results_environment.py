@@ -91,3 +91,19 @@ def test_the_grpo_page_answers_first_on_one_screen():
     assert all("-v0" in row for row in table[1:]), table
     log = ROOT / "docs" / "results" / "grpo-log.md"
     assert "(grpo-log.md)" in "\n".join(lines[:first_section]) and log.is_file()
+
+
+@pytest.mark.parametrize("name", ["evaluation", "real-model", "training", "benchmarks"])
+def test_each_results_page_answers_first_with_one_table(name):
+    """Like the GRPO page, each results page opens with one summary table, after a few lines
+    of intro and before its first section or code block: every row names the id it was
+    measured on and links to the section holding its command."""
+    lines = (ROOT / "docs" / "results" / f"{name}.md").read_text(encoding="utf-8").splitlines()
+    top = next(k for k, line in enumerate(lines) if line.startswith(("## ", "```", "<!--")))
+    table = [k for k in range(top) if lines[k].startswith("|")]
+    assert table and table == list(range(table[0], table[-1] + 1)), name  # one table
+    assert table[0] <= 7, f"{name}: {table[0] - 2} lines of intro before the table"
+    assert lines[table[0]].startswith("| env (id measured on) |")
+    for row in lines[table[0] + 2 : table[-1] + 1]:
+        assert "](#" in row, row
+        assert re.search(r"-v[01]\b|none \(", row.split(" | ")[0]), row
