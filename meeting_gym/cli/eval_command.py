@@ -257,7 +257,7 @@ def kind_of(policy: str, task: Any, env_id: str) -> PolicyKind:
     reference policies); a one-line error naming the choices for any other."""
     if policy.startswith("ppo:"):
         return KINDS["ppo"]
-    if policy in ("openai", "local"):
+    if policy in KINDS and KINDS[policy].llm:  # a chat model is named by its kind
         return KINDS[policy]
     if policy in task.policies:
         return KINDS["reference"]

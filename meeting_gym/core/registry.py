@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import re
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +87,7 @@ def register_versions(name: str, task: str, **kwargs: Any) -> None:
     warnings.filterwarnings("ignore", **out_of_date_filter([name]))
 
 
-def out_of_date_filter(names: Any) -> dict[str, Any]:
+def out_of_date_filter(names: Iterable[str]) -> dict[str, Any]:
     """``warnings.filterwarnings`` arguments that silence Gymnasium's "out of date" warning
     for the older versions of env ``names`` (the test suite installs the same one)."""
     older = [f"{n}-{v}" for n in names for v in list(VERSIONS)[:-1]]
