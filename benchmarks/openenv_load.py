@@ -92,31 +92,12 @@ def start_server(env_id: str, port: int, sessions: int, log: Any) -> subprocess.
     return proc
 
 
-def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:  # ended meanwhile
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(int(entry.name))
-    return kids
-
-
 def rss_mb(pid: int) -> float:
-    """The resident set of process ``pid`` and of every process under it (the server's
-    worker processes: adapters/openenv/choices.py), in MB (Linux /proc). Pages the
-    processes share are counted in each, so this bounds their memory from above."""
-    total = 0.0
+    """The resident set of process ``pid``, in MB (Linux /proc)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
-            total = int(line.split()[1]) / 1024
-    for child in _children(pid):
-        with contextlib.suppress(OSError):
-            total += rss_mb(child)
-    return total
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def digest(trace: list[Any]) -> str:

@@ -54,9 +54,6 @@ from meeting_gym.core.registry import DEFAULT_ENV, make_task
 from meeting_gym.core.task import Task
 
 SPLITS = ("train", "eval", "curated")
-GENERATED_SPLITS = ("train", "eval")
-"""The splits whose items are generated when asked (a ``-v0`` eval item walks its stream);
-the others are fixed lists, read."""
 DEFAULT_SEED = 42
 DEFAULT_SIZES = {"train": 500, "eval": 100}
 HELD_OUT_BUCKETS = 16

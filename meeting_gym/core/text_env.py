@@ -8,9 +8,7 @@ an env adds, as MeetingSlot adds its discrete one).
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -277,7 +275,6 @@ class TextEnv(gym.Env):
         self.transcript_dropped = 0
         self._stream_seed: int | None = None
         self._stream_index = 0
-        self._supplied: tuple[dict[str, Any], tuple[Any, Any]] | None = None
 
     @property
     def difficulty(self) -> str | None:
@@ -369,32 +366,12 @@ class TextEnv(gym.Env):
 
     # ------------------------------------------------------------------ items
 
-    def choose(self, options: dict[str, Any]) -> tuple[Any, Any]:
-        """The item ``reset(options=options)`` plays, and its truth (None: the episode
-        computes it), without playing it: what :meth:`supplied` takes, computed where it
-        costs no one (a server's worker process: adapters/openenv/choices.py). For options
-        that name no item (the train stream's next draw) it takes that draw."""
-        return self._choose(options)
-
-    @contextlib.contextmanager
-    def supplied(self, options: dict[str, Any], chosen: tuple[Any, Any]) -> Iterator[None]:
-        """Within the block, a reset with options equal to ``options`` plays ``chosen``
-        (what :meth:`choose` gave for them, in this process or another) instead of
-        choosing again; any other reset chooses as always."""
-        self._supplied = (dict(options), chosen)
-        try:
-            yield
-        finally:
-            self._supplied = None
-
     def _random_seed(self) -> int:
         return int(self.np_random.integers(0, 2**63 - 1))
 
     def _choose(self, options: dict[str, Any]) -> tuple[Any, Any]:
         """The item to play and its truth (None: the episode computes it)."""
         task = self.task
-        if self._supplied is not None and self._supplied[0] == options:
-            return self._supplied[1]
         if not isinstance(options, dict):
             raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
         unknown = set(options) - COMMON_OPTIONS - task.reset_options

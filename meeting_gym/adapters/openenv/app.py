@@ -89,11 +89,6 @@ def create_server_app(
     app.state.env_server = server  # its session pool, for operators (and the tests) to inspect
     budget = BUDGET  # WebSocket messages and HTTP bodies share it, and the protocol
     sessions = Sessions(server, built, budget)
-    app.state.sessions = sessions  # its lanes and worker processes, likewise
-    # the sessions' worker processes (choices.py) are readied with the server and end with
-    # it (OpenEnv's own reaper is started and stopped through the same router events)
-    app.router.on_startup.append(sessions.choices.warm)
-    app.router.on_shutdown.append(sessions.choices.close)
     kept = []
     for route in app.router.routes:
         path = getattr(route, "path", None)

@@ -11,9 +11,7 @@ least CPU lately goes next; in the light lane kinds take turns (a step, then a r
 So a quiet session's cheap step competes with one expensive request, not with one each of
 every session looping them; and 32 sessions looping cheap resets (0.2 ms each, all at
 once in their own threads before: a quiet session's step p99 went to 20x) delay that step
-by about one reset. A reset addressed by split and index takes its heavy-lane turn in a
-worker process (:meth:`FairShare.run_elsewhere`, :mod:`choices`): one dear request
-running here still shared the interpreter with that step (~5x quiet).
+by about one reset.
 """
 
 from __future__ import annotations
@@ -205,18 +203,3 @@ class FairShare:
         finally:
             self.charge(session, kind, spent[0])
             lane.done(ticket)
-
-    async def run_elsewhere(
-        self, session: str, kind: str, work: Callable[[], Awaitable[tuple[T, float]]]
-    ) -> T:
-        """``await work()`` in ``session``'s heavy-lane turn: work done in another process
-        (:mod:`choices`), which reports the CPU seconds it took there, charged to
-        ``session`` as its own work of ``kind``."""
-        ticket = await self.heavy.turn(session, kind)
-        cost = 0.0
-        try:
-            result, cost = await work()
-            return result
-        finally:
-            self.charge(session, kind, cost)
-            self.heavy.done(ticket)

@@ -107,11 +107,3 @@ starting; at 5 ms two quiet sessions' steps beside a TimetablePlanner-v0 walk wa
 each other (p99 3.0-3.6x quiet, against 2.6-2.9x at 1 ms) ..."""
 LIGHT_RUNNING_MAX = 8
 """... up to this many at once."""
-CHOICE_WORKERS = 2
-"""Worker processes that choose heavy resets' items (:mod:`choices`), made when first
-needed: a dear choice shares no interpreter with the sessions' light work. Two, for the
-two cores the benchmarks ran on; more heavy requests than workers wait their turn."""
-CHOICE_NICENESS = 10
-"""How much lower the workers' CPU priority is than the server's (``os.nice``): on two cores
-a TimetablePlanner-v0 walk in a worker still took a core that the server and its clients
-shared, and quiet sessions' step p99 stayed at 3x; a dear choice now yields to them."""

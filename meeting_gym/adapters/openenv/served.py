@@ -102,7 +102,6 @@ class ServedEnv:
     def __init__(self, **env_kwargs: Any) -> None:
         super().__init__()
         self.env = gym.make(self.env_id, mode="text", disable_env_checker=True, **env_kwargs)
-        self.env_kwargs = env_kwargs  # a worker process makes the same env (choices.py)
         self.episode_id: str | None = None
         self.steps = 0
         self.last_info: dict[str, Any] = {}

@@ -13,7 +13,6 @@ from typing import Any, ClassVar, TypeVar
 
 from meeting_gym.adapters.openenv import limits
 from meeting_gym.adapters.openenv.budget import BUDGET, REFUSED_KEY, RESERVED_KEY, Budget
-from meeting_gym.adapters.openenv.choices import ChoicePool
 from meeting_gym.adapters.openenv.fair import FairShare
 from meeting_gym.adapters.openenv.logs import CLIENT_LOG, peer
 from meeting_gym.adapters.openenv.served import MCP_ACTIONS, jsonable, mcp_action, tool_list
@@ -120,7 +119,6 @@ class Sessions:
         self.sockets: dict[str, Any] = {}
         self.pending: dict[str, Any] = {}  # a message read while a reset ran, per session
         self.fair = FairShare()
-        self.choices = ChoicePool()
         destroy = server._destroy_session
 
         async def destroy_and_close(session_id: str) -> None:
@@ -252,8 +250,15 @@ class Sessions:
         (:func:`~meeting_gym.core.splits.abandon_when`). A message the client sends in the
         meantime is kept, and read after this reply.
         """
-        left, gone = threading.Event(), asyncio.Event()
-        work = asyncio.ensure_future(self._reset(session_id, env, data, left, gone))
+        from meeting_gym.core.splits import abandon_when
+
+        left = threading.Event()
+
+        def reset() -> str:
+            with abandon_when(left):
+                return observation_reply(env.reset(**data))
+
+        work = asyncio.ensure_future(self._work(session_id, "reset", reset))
         watch = asyncio.ensure_future(websocket.receive())
         try:
             await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
@@ -263,50 +268,12 @@ class Sessions:
         if watch.done() and not watch.cancelled():
             if watch.exception() is not None:
                 left.set()
-                gone.set()
             else:
                 message = watch.result()
                 self.pending[session_id] = message
                 if message["type"] == "websocket.disconnect":
                     left.set()  # the client left: its walk stops at the next item
-                    gone.set()  # or its worker process is ended (choices.py)
         return await work
-
-    async def _reset(
-        self, session_id: str, env: Any, data: dict, left: threading.Event, gone: asyncio.Event
-    ) -> str:
-        """The reset of ``data``: an item addressed in a generated split (train, eval) is
-        chosen in a worker process (:mod:`choices`), in the heavy lane's turns, and then
-        played here; every other reset (the train stream's next item, an item given whole,
-        a curated or fixed split's item, read from a list) runs in the session's worker
-        thread. Every generated one goes: which are dear (a walk) is not known before, and
-        one let in here because the session's resets were cheap lately would hold the
-        interpreter for its whole walk."""
-        from meeting_gym.core.splits import GENERATED_SPLITS, abandon_when
-
-        options = {k: v for k, v in data.items() if k not in ("seed", "episode_id")}
-        generated = options.get("split") in GENERATED_SPLITS
-        if not generated or "curriculum" in options:
-
-            def reset() -> str:
-                with abandon_when(left):
-                    return observation_reply(env.reset(**data))
-
-            return await self._work(session_id, "reset", reset)
-
-        async def choose() -> tuple[Any, float]:
-            return await self.choices.choose(env.env_id, env.env_kwargs, options, gone)
-
-        chosen = await self.fair.run_elsewhere(session_id, "reset", choose)
-
-        def play() -> str:
-            if chosen is None:  # the choice failed there: made (and raised) here
-                with abandon_when(left):
-                    return observation_reply(env.reset(**data))
-            with env.env.unwrapped.supplied(options, chosen):
-                return observation_reply(env.reset(**data))
-
-        return await self._work(session_id, "play", play)
 
     async def _answer(
         self, websocket: Any, session_id: str, env: Any, text: str
