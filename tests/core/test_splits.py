@@ -60,3 +60,25 @@ def test_jsonl_rows(tmp_path):
     assert rows[0]["info"]["id"] == "same_tz_empty_busy"
     assert "30-minute meeting" in rows[0]["question"]
     assert to_row(CURATED[0]) == rows[0]
+
+
+def test_an_abandoned_eval_walk_stops_and_keeps_what_it_walked():
+    """``abandon_when``: a walk whose event is set stops at the next item with
+    WalkAbandoned (a server sets it when the client leaves); the items walked stay, and a
+    later reader walks on from them to the items a fresh walk gives."""
+    import threading
+
+    from meeting_gym.core import splits
+    from meeting_gym.core.registry import make_task
+
+    task = make_task("MeetingSlot-v0")
+    stream = splits._EvalStream(task, 991_207, task.difficulty)
+    stream.item(3)
+    walked = len(stream.items)
+    left = threading.Event()
+    left.set()
+    with splits.abandon_when(left), pytest.raises(splits.WalkAbandoned, match="the client left"):
+        stream.item(walked + 5)
+    assert len(stream.items) == walked
+    fresh = splits._EvalStream(task, 991_207, task.difficulty)
+    assert task.item_id(stream.item(walked + 5)) == task.item_id(fresh.item(walked + 5))
