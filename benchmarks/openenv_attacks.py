@@ -4,6 +4,7 @@ what the well-behaved clients and the server went through.
     python benchmarks/openenv_attacks.py                    # every attack, MeetingSlot-v0
     python benchmarks/openenv_attacks.py --attack walk --env TimetablePlanner-v0
     python benchmarks/openenv_attacks.py --attack burst --json
+    python benchmarks/openenv_attacks.py --attack walk --repeat 5 --json   # the spread of runs
 
 Each attack gets a fresh server (a subprocess on a free 127.0.0.1 port) and the same
 measures, the issue's targets: 2 sessions play the same short episode again and again,
@@ -48,6 +49,7 @@ import contextlib
 import json
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -571,6 +573,31 @@ def table(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def spread_table(rows: list[dict[str, Any]]) -> str:
+    """Saved runs (``--json``, ``--repeat``) as one line per attack: the victims' p99 ratio
+    of every run, and their median and range (one run is a noisy figure on a shared
+    machine: the same code gave 4.15-5.5x in one day)."""
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        runs.setdefault((row["attack"], row["env"]), []).append(row)
+    lines = [
+        "| attack (env) | runs | victims' step p99, attacked / quiet: median (range) "
+        "| each run | mismatches, not 200 |",
+        "| --- | ---: | --- | --- | --- |",
+    ]
+    for (attack, env), group in runs.items():
+        ratios = [row["victim_p99_ratio"] for row in group]
+        wrong = (
+            f"{sum(r['victim_mismatches'] for r in group)}, "
+            f"{sum(r['health_not_200'] for r in group)}"
+        )
+        lines.append(
+            f"| {attack} ({env}) | {len(group)} | {statistics.median(ratios):.2f}x "
+            f"({min(ratios)}-{max(ratios)}x) | {', '.join(f'{x}x' for x in ratios)} | {wrong} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def read_run(path: Path) -> list[dict[str, Any]]:
     """A saved run (``--json``); ``ValueError`` naming what is wrong with it."""
     try:
@@ -601,6 +628,19 @@ def main() -> int:
         metavar=("BEFORE", "AFTER"),
         help="print the table of two saved runs (--json) and stop",
     )
+    parser.add_argument(
+        "--spread",
+        nargs="+",
+        type=Path,
+        metavar="RUN",
+        help="print each attack's victims' p99 ratio over saved runs (--json) and stop",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each attack this many times (a fresh server each)",
+    )
     args = parser.parse_args()
     if args.table:
         try:
@@ -609,20 +649,31 @@ def main() -> int:
             parser.error(f"--table: {exc}")
         print(table(before, after), end="")
         return 0
+    if args.spread:
+        try:
+            rows = [row for path in args.spread for row in read_run(path)]
+        except ValueError as exc:
+            parser.error(f"--spread: {exc}")
+        print(spread_table(rows), end="")
+        return 0
     if not 0 < args.seconds <= 50:
         parser.error("--seconds must be in (0, 50]")
+    if not 1 <= args.repeat <= 20:
+        parser.error("--repeat must be in [1, 20]")
     names = ATTACKS if "all" in args.attack else tuple(args.attack)
+    runs = [(name, k) for k in range(1, args.repeat + 1) for name in names]
     results = []
     started = time.monotonic()
-    for k, name in enumerate(names, 1):
+    for k, (name, repeat) in enumerate(runs, 1):
         # progress on stderr from the first seconds (an attack takes seconds + ~25 s)
-        left = (len(names) - k + 1) * (args.seconds + 25)
+        left = (len(runs) - k + 1) * (args.seconds + 25)
         print(
-            f"attack {k}/{len(names)}: {name} on {args.env} (about {left:.0f} s left)",
+            f"attack {k}/{len(runs)}: {name} on {args.env}, run {repeat} of {args.repeat} "
+            f"(about {left:.0f} s left)",
             file=sys.stderr,
             flush=True,
         )
-        results.append(run_attack(name, args.env, args.seconds))
+        results.append({**run_attack(name, args.env, args.seconds), "run": repeat})
     print(f"attacks done in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(results, indent=2))

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from page_tables import assert_page_table_is_recomputed
 from paths import ROOT
 
@@ -81,3 +82,68 @@ def test_the_flood_after_meets_issue_50s_bar():
     assert row["victim_p99_ratio"] <= 3 and row["victim_mismatches"] == 0
     assert row["large_resets_answered"] == row["large_resets"] >= 5
     assert row["large_reset_ratio"] <= 3
+
+
+WORKERS = "docs/results/rows/openenv_workers"
+WORKERS_COMMAND = (
+    f"python benchmarks/openenv_attacks.py --table {WORKERS}/in_process.json {WORKERS}/workers.json"
+)
+REPEATS = "docs/results/rows/openenv_repeats"
+SPREAD_COMMAND = "python benchmarks/openenv_attacks.py --spread " + " ".join(
+    f"{REPEATS}/{name}.json" for name in ("ms_v1_eval", "tp_v1_eval", "tp_v0_walk")
+)
+
+
+def test_the_page_s_worker_table_is_its_rows_table_and_shows_what_the_guide_says():
+    """Dear work in worker processes, tried and left out: the same attacks in both runs,
+    every reply replayed, and the walk worse with workers in every run (the guide's why)."""
+    assert_page_table_is_recomputed("docs/guides/serving.md", WORKERS_COMMAND)
+    in_process = json.loads((ROOT / WORKERS / "in_process.json").read_text())
+    workers = json.loads((ROOT / WORKERS / "workers.json").read_text())
+    assert [(r["attack"], r["env"]) for r in in_process] == [
+        (r["attack"], r["env"]) for r in workers
+    ]
+    assert all(r["victim_mismatches"] == 0 for r in in_process + workers)
+    walks = [r["victim_p99_ratio"] for r in in_process if r["attack"] == "walk"]
+    assert max(walks) < min(r["victim_p99_ratio"] for r in workers if r["attack"] == "walk")
+
+
+def test_the_page_s_spread_table_is_its_rows_table():
+    assert_page_table_is_recomputed("docs/guides/serving.md", SPREAD_COMMAND)
+
+
+def test_the_spread_is_five_fresh_runs_of_each_and_every_victim_replayed():
+    for name in ("ms_v1_eval", "tp_v1_eval", "tp_v0_walk"):
+        rows = json.loads((ROOT / REPEATS / f"{name}.json").read_text())
+        assert [r["run"] for r in rows] == [1, 2, 3, 4, 5]
+        assert len({(r["attack"], r["env"]) for r in rows}) == 1
+        for row in rows:
+            assert row["victim_mismatches"] == 0 and row["health_not_200"] == 0
+            assert row["stop_exit_code"] == 0 and row["server_tracebacks"] == 0
+
+
+def test_spread_of_a_file_that_is_not_a_saved_run_is_one_line(tmp_path):
+    bad = tmp_path / "rows.json"
+    bad.write_text("[]")
+    done = subprocess.run(
+        [sys.executable, "benchmarks/openenv_attacks.py", "--spread", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "not a saved run" in done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("repeat", ["0", "21"])
+def test_a_repeat_out_of_range_is_one_line(repeat):
+    done = subprocess.run(
+        [sys.executable, "benchmarks/openenv_attacks.py", "--repeat", repeat],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--repeat must be in [1, 20]" in done.stderr.strip().splitlines()[-1]
