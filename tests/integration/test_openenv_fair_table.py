@@ -15,15 +15,19 @@ ROWS = "docs/results/rows/openenv_fair"
 COMMAND = f"python benchmarks/openenv_attacks.py --table {ROWS}/before.json {ROWS}/after.json"
 
 
-def recomputed(*paths: str) -> subprocess.CompletedProcess[str]:
-    paths = paths or (f"{ROWS}/before.json", f"{ROWS}/after.json")
+def attacks(*args: str) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/openenv_attacks.py ARGS`` (a table or an argument error: seconds)."""
     return subprocess.run(
-        [sys.executable, "benchmarks/openenv_attacks.py", "--table", *paths],
+        [sys.executable, "benchmarks/openenv_attacks.py", *args],
         capture_output=True,
         text=True,
         timeout=60,
         cwd=ROOT,
     )
+
+
+def recomputed(*paths: str) -> subprocess.CompletedProcess[str]:
+    return attacks("--table", *(paths or (f"{ROWS}/before.json", f"{ROWS}/after.json")))
 
 
 def rows(name: str) -> list[dict]:
@@ -125,25 +129,13 @@ def test_the_spread_is_five_fresh_runs_of_each_and_every_victim_replayed():
 def test_spread_of_a_file_that_is_not_a_saved_run_is_one_line(tmp_path):
     bad = tmp_path / "rows.json"
     bad.write_text("[]")
-    done = subprocess.run(
-        [sys.executable, "benchmarks/openenv_attacks.py", "--spread", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = attacks("--spread", str(bad))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "not a saved run" in done.stderr.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize("repeat", ["0", "21"])
 def test_a_repeat_out_of_range_is_one_line(repeat):
-    done = subprocess.run(
-        [sys.executable, "benchmarks/openenv_attacks.py", "--repeat", repeat],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = attacks("--repeat", repeat)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--repeat must be in [1, 20]" in done.stderr.strip().splitlines()[-1]
