@@ -36,7 +36,7 @@ from typing import Any
 from meeting_gym.agentkit.prompts import save_trained
 from meeting_gym.training.runs import StepProgress
 from meeting_gym.training.tool_options import SPLIT_SEED
-from meeting_gym.training.trl_runs import load, trainer_settings
+from meeting_gym.training.trl_runs import load, quiet_trl_deprecations, trainer_settings
 
 __all__ = ["export", "grpo", "grpo_rows", "sft"]
 
@@ -123,6 +123,7 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     if folder.is_dir() and log_file.is_file():
         return {"log": json.loads(log_file.read_text()), "done": True}
     check_format(episodes)
+    quiet_trl_deprecations()
     if args.batch % args.micro_batch:
         raise ValueError("--batch must be a multiple of --micro-batch with --engine trl")
     progress = StepProgress("sft", 0)
@@ -182,11 +183,13 @@ def grpo_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     return every[args.episodes :]
 
 
-def grpo_config(args: argparse.Namespace, state_dir: Path) -> Any:
-    """TRL's GRPOConfig of the phase: a CPU run, saved every step, ``--max-turns`` generations."""
+def grpo_config(args: argparse.Namespace, state_dir: Path, *, save: bool = True) -> Any:
+    """TRL's GRPOConfig of the phase: a CPU run, saved every step (unless not ``save``: a
+    benchmark's), ``--max-turns`` generations a rollout."""
     from trl import GRPOConfig
 
     settings = trainer_settings(bf16=args.bf16, seed=args.seed, progress=False)
+    saving = {"save_strategy": "steps", "save_steps": 1} if save else {}
     return GRPOConfig(
         output_dir=str(state_dir),
         per_device_train_batch_size=args.prompts * args.group,
@@ -197,8 +200,7 @@ def grpo_config(args: argparse.Namespace, state_dir: Path) -> Any:
         lr_scheduler_type="constant",
         temperature=args.temperature,
         beta=args.kl,
-        **{**settings, "save_strategy": "steps"},
-        save_steps=1,
+        **{**settings, **saving},
         save_total_limit=1,  # a resume needs the last checkpoint only
         shuffle_dataset=False,  # the rows are already one fresh item per prompt
         max_tool_calling_iterations=args.max_turns - 1,  # the last generation answers
@@ -229,6 +231,7 @@ def grpo(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     if folder.is_dir() and log_file.is_file():
         return {"log": json.loads(log_file.read_text()), "done": True}
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory's notice
+    quiet_trl_deprecations()
     state_dir.mkdir(parents=True, exist_ok=True)
     last = _last_checkpoint(state_dir)
     # a step stopped before its checkpoint is played again: its rows go
