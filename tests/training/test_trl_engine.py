@@ -205,6 +205,7 @@ def test_grpo_takes_a_step_of_group_2_and_every_rollout_replays(sft_run, tmp_pat
 def test_grpo_renders_the_envs_own_schemas_as_sft_and_evaluation_do(sft_run):
     """The GRPO prompt is token for token the one the SFT model learnt and is evaluated on."""
     import trl
+    from datasets import Dataset
 
     from meeting_gym.agentkit.local import render_chat
     from meeting_gym.core.registry import task_class
@@ -217,7 +218,7 @@ def test_grpo_renders_the_envs_own_schemas_as_sft_and_evaluation_do(sft_run):
         model=model,
         reward_funcs=[trl_tools.submit_replies],
         args=trl_tool_run.grpo_config(args, out / "probe"),
-        train_dataset=__import__("datasets").Dataset.from_list(trl_tool_run.grpo_rows(args)),
+        train_dataset=Dataset.from_list(trl_tool_run.grpo_rows(args)),
         processing_class=tokenizer,
         environment_factory=trl_tools.recorded_factory(ENV, lambda row: None),
     )
