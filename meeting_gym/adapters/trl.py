@@ -312,14 +312,20 @@ def _tool_method(tool: Any) -> Callable[..., str]:
     return method
 
 
-def environment_factory(env_id: str, *, base_url: str | None = None, **env_kwargs: Any) -> type:
+def environment_factory(
+    env_id: str, *, base_url: str | None = None, answer_tool: bool = True, **env_kwargs: Any
+) -> type:
     """A class for ``GRPOTrainer(environment_factory=...)``: the env's tools as methods.
 
     Only for envs whose task has tools; a single-turn env trains with
     :func:`reward_function` instead. With ``base_url`` (a ``meeting-gym serve`` of
     ``env_id``), each instance plays on that server through OpenEnv's client
     (:class:`RemoteEnvTools`: its tools as MCP ``CallToolAction`` steps), else in process;
-    ``env_kwargs`` are the in-process env's (a server has its own).
+    ``env_kwargs`` are the in-process env's (a server has its own). ``answer_tool=False``
+    leaves out the ``answer`` method: the model is offered exactly the env's own tools (the
+    ``tools`` of an OpenAI-format export) and answers in its reply's text, which the caller
+    submits (``meeting_gym.training.trl_tools.submit_replies``), as the native tool
+    protocol does.
     """
     if base_url is not None and env_kwargs:
         raise ValueError(
@@ -330,7 +336,7 @@ def environment_factory(env_id: str, *, base_url: str | None = None, **env_kwarg
         raise ValueError(f"{env_id} has no tools: train it with reward_function({env_id!r})")
     methods: dict[str, Any] = {tool.name: _tool_method(tool) for tool in cls.toolset}
     # a task whose tools end the episode (submit_timetable) has no answer
-    if cls.episode_class.answers:
+    if cls.episode_class.answers and answer_tool:
         methods["answer"] = answer
     stem = "".join(ch for ch in env_id.rsplit("-v", 1)[0] if ch.isalnum())
     remote = {} if base_url is None else {"base_url": base_url.rstrip("/")}
@@ -343,7 +349,7 @@ def environment_factory(env_id: str, *, base_url: str | None = None, **env_kwarg
             "env_id": env_id,
             "env_kwargs": dict(env_kwargs),
             "__doc__": f"{env_id} for TRL: its tools, reset(**row) and get_reward()"
-            + (", and answer()" if cls.episode_class.answers else "")
+            + (", and answer()" if "answer" in methods else "")
             + ".",
         },
     )

@@ -442,11 +442,13 @@ def evaluate_local(
     temperature: float = 0.0,
     seed: int = 0,
     progress: LocalProgress | None = None,
+    tool_protocol: str = "text",
     **runner: Any,
 ) -> list[EpisodeResult]:
     """Episodes of a model already loaded (``pair``: tokenizer, model), in batches of ``batch``.
 
-    The text tool protocol, one attempt per request, greedy unless ``temperature`` > 0
+    The ``tool_protocol`` given (``text``; ``native`` for a template that renders tools), one
+    attempt per request, greedy unless ``temperature`` > 0
     (seeded by ``seed``); a fresh client, so no cached keys of other weights serve these.
     ``progress`` (a :class:`LocalProgress`) is kept up to date with episodes, turns and
     tokens. ``runner`` takes the runner's keywords (``rollouts``, ``max_turns``,
@@ -471,7 +473,7 @@ def evaluate_local(
                 label,
                 items,
                 env=env,
-                tool_protocol="text",
+                tool_protocol=tool_protocol,
                 temperature=temperature,
                 max_tokens=max_tokens,
                 retry=RetryPolicy(attempts=1),

@@ -79,6 +79,7 @@ def check_replay(label: str, k: int, row: dict[str, Any]) -> None:
 
 def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     """The held-out table: each model and reference policy on the same eval items."""
+    from meeting_gym.agentkit.local import template_has_tools
     from meeting_gym.agents.policies import make_policy
     from meeting_gym.core.splits import load_split, make_task
     from meeting_gym.evaluation.chat import evaluate_local, replayable_row
@@ -146,6 +147,9 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
             )
         tokenizer, model = load(args.model if label == "base" else str(folder))
         model.eval()
+        # a folder saved with a template that renders tools (--engine trl's) is played with
+        # native tool calls, as `meeting-gym eval --policy local --model FOLDER` plays it
+        protocol = "native" if template_has_tools(tokenizer) else "text"
         # appended to, unless it holds an older model's rows or other items'
         with open(rows_file, "a" if mine is not None else "w", encoding="utf-8") as handle:
 
@@ -155,6 +159,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
                 handle: Any = handle,
                 left: list[int] = left,
                 label: str = label,
+                protocol: str = protocol,
             ) -> None:
                 # each row as its episode ends, in any order (its options name its item), so
                 # a stopped run resumes from every episode that ended
@@ -164,7 +169,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
                     env=args.env,
                     seed=args.seed + k,
                     options=options[k],
-                    tool_protocol="text",
+                    tool_protocol=protocol,
                     max_turns=args.max_turns,
                 )
                 check_replay(label, k, row)
@@ -185,6 +190,7 @@ def evaluate_all(args: argparse.Namespace, out: Path, episodes: Path) -> dict[st
                 max_turns=args.max_turns,
                 on_episode=write,
                 progress=LocalProgress(len(left), every_s=60.0),
+                tool_protocol=protocol,
             )
         done.update((k, episode_stats(r)) for k, r in zip(left, results, strict=True))
         stats[label] = [done[k] for k in range(len(items))]
@@ -227,8 +233,31 @@ def table(results: dict[str, Any]) -> str:
     for key, d in results["paired"].items():
         a, b = key.split("_minus_")
         lines.append(paired_line(f"{a} - {b}", d))
+    if results.get("engine") == "trl":
+        lines += ["", *bar_lines(results)]
     lines += ["", *difficulty_table(results)]
     return "\n".join(lines)
+
+
+BAR = 0.95
+"""Issue 48's bar for a trained model: this share of episodes answered, and of turns accepted."""
+
+
+def bar_lines(results: dict[str, Any]) -> list[str]:
+    """One line per trained model: its answered and accepted-turn shares against :data:`BAR`."""
+    lines = []
+    for name in ("sft", "grpo"):
+        s = results["summary"].get(name)
+        if s is None:
+            continue
+        answered, accepted = s["answered"]["mean"], s["accepted_turn_share"]
+        met = answered >= BAR and accepted is not None and accepted >= BAR
+        lines.append(
+            f"{name}: answered {answered:.3f}, accepted turns "
+            f"{'-' if accepted is None else f'{accepted:.3f}'} (bar {BAR}: "
+            f"{'met' if met else 'not met'})"
+        )
+    return lines
 
 
 def difficulty_table(results: dict[str, Any]) -> list[str]:

@@ -13,6 +13,7 @@ from meeting_gym.agentkit.prompts import system_prompt_for
 from meeting_gym.core.registry import ENVS, task_class
 
 ROLLOUTS = ("whole", "last-turn")
+ENGINES = ("own", "trl")
 PHASES = ("export", "sft", "grpo", "eval")
 POLICIES = ("gold", "naive", "random")
 SPLIT_SEED = 42
@@ -44,6 +45,15 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--system-prompt", default="short", help="env (the env's own), short, or the text itself"
     )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="own",
+        help="who trains: the package's own SFT and GRPO loops on text-protocol episodes, or "
+        "TRL's SFTTrainer and GRPOTrainer(environment_factory) on OpenAI-format episodes with "
+        "the Qwen2.5 tool template (trl: a fresh --out; --curriculum, --rollout last-turn and "
+        "--redraws are the own engine's)",
+    )
     p.add_argument("--episodes", type=int, default=384, help="expert episodes to train on")
     p.add_argument(
         "--expert",
@@ -66,6 +76,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompts", type=int, default=4, help="items (groups) per GRPO step")
     p.add_argument("--group", type=int, default=8, help="episodes per item")
     p.add_argument("--grpo-lr", type=float, default=1e-5)
+    p.add_argument(
+        "--max-completion",
+        type=int,
+        default=1024,
+        help="--engine trl's GRPO: tokens of a rollout's whole completion, tool results "
+        "included (TRL's max_completion_length)",
+    )
     p.add_argument("--temperature", type=float, default=1.0, help="GRPO sampling temperature")
     p.add_argument(
         "--kl",
@@ -145,11 +162,17 @@ def checked(args: argparse.Namespace, error: Callable[[str], Any]) -> argparse.N
     for name in args.model_list:
         if name not in ("base", "sft", "grpo"):
             error(f"unknown model {name!r}; choose from base, sft, grpo")
-    for name in ("episodes", "batch", "micro_batch", "eval_n", "eval_batch", "max_turns"):
+    names = ("episodes", "batch", "micro_batch", "eval_n", "eval_batch", "max_turns")
+    for name in (*names, "max_completion"):
         if getattr(args, name) < 1:
             error(f"--{name.replace('_', '-')} must be at least 1")
     if not (args.kl >= 0 and math.isfinite(args.kl)):
         error("--kl must be a finite number at least 0")
+    if args.engine == "trl":
+        if args.curriculum or args.rollout != "whole":
+            error("--engine trl takes neither --curriculum nor --rollout last-turn")
+        if args.batch % args.micro_batch:
+            error("--engine trl: --batch must be a multiple of --micro-batch")
     if args.curriculum and args.difficulty:
         error("--curriculum chooses the difficulty itself: give --difficulty ''")
     args.rules = None

@@ -24,7 +24,8 @@
    ``results.json`` and ``table.md``.
 
 A phase that cannot start (no episodes, no SFT model) is a ``ValueError`` naming the phase
-to run first.
+to run first. With ``--engine trl`` the export, sft and grpo phases are TRL's
+(:mod:`meeting_gym.training.trl_tool_run`), the eval phase this one.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
     if folder.is_dir() and log_file.is_file():
         return {"log": json.loads(log_file.read_text()), "done": True}
     lines = episodes.read_text().splitlines()
+    if lines and json.loads(lines[0]).get("format") == "openai":
+        raise ValueError(f"{episodes} holds OpenAI-format episodes: train them with --engine trl")
     steps = int(-(-len(lines) * args.epochs // args.batch))
     progress = StepProgress("sft", steps)
     progress.say(f"loading {args.model} ...")
@@ -368,16 +371,20 @@ def run(args: argparse.Namespace) -> int:
     times_file = out / "times.json"
     times = json.loads(times_file.read_text()) if times_file.is_file() else {}
     episodes = out / "episodes.jsonl"
+    # the phases' trainer: this module's own loops, or TRL's (meeting_gym.training.trl_tool_run)
+    engine: Any = sys.modules[__name__]
+    if getattr(args, "engine", "own") == "trl":
+        from meeting_gym.training import trl_tool_run as engine
     for phase in args.phase_list:
         began = time.perf_counter()
         # each sitting's libraries and CPU: a phase resumed elsewhere reproduces only as well
         phases = record_phase(out / "environment.json", phase)
         if phase == "export":
-            episodes = export(args, out)
+            episodes = engine.export(args, out)
         elif phase == "sft":
             if not episodes.is_file():
                 raise ValueError("no episodes.jsonl: run the export phase first")
-            run = sft(args, out, episodes)
+            run = engine.sft(args, out, episodes)
             if not run["done"]:
                 print(
                     f"SFT stopped after {len(run['log'])} steps (checkpointed): run again to resume"
@@ -385,7 +392,7 @@ def run(args: argparse.Namespace) -> int:
         elif phase == "grpo":
             if not (out / "sft_model").is_dir():
                 raise ValueError("no sft_model/: finish the sft phase first")
-            run = grpo(args, out)
+            run = engine.grpo(args, out)
             if not run["done"]:
                 print(f"GRPO stopped after {len(run['log'])} steps (saved): run again to resume")
         else:
@@ -395,6 +402,7 @@ def run(args: argparse.Namespace) -> int:
                 if label in args.model_list and not (out / f"{label}_model").is_dir():
                     raise ValueError(f"no {label}_model/: finish the {label} phase first")
             results = evaluate_all(args, out, episodes)
+            results["engine"] = args.engine
             results["config"] = {
                 k: v for k, v in vars(args).items() if k not in ("prompt_text", "rules")
             }
