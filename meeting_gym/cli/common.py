@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -64,29 +63,29 @@ def items_of(args: argparse.Namespace, task: Any) -> list[Any]:
     from meeting_gym.core.splits import DEFAULT_SIZES, MAX_EVAL_ITEMS, load_split, split_item
 
     start = getattr(args, "skip", 0)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if not start:
-            items = load_split(
-                args.split, n=args.n, seed=args.seed, difficulty=args.difficulty, env=task
+
+    def note(text: str) -> None:  # one plain line, not Python's warning format
+        print(f"meeting-gym: note: {text}", file=sys.stderr)
+
+    if not start:
+        items = load_split(
+            args.split, n=args.n, seed=args.seed, difficulty=args.difficulty, env=task, note=note
+        )
+    elif args.split in DEFAULT_SIZES:  # drawn: each item by its index
+        size = args.n or DEFAULT_SIZES[args.split]
+        walked = args.split == "eval" and task.eval_draws != "independent"
+        if walked and start + size > MAX_EVAL_ITEMS:  # said before any walk
+            raise UserError(
+                f"--skip {start} with {size} items passes the eval split's bound of "
+                f"{MAX_EVAL_ITEMS} items on {args.env} (a -v1 id has no bound)"
             )
-        elif args.split in DEFAULT_SIZES:  # drawn: each item by its index
-            size = args.n or DEFAULT_SIZES[args.split]
-            walked = args.split == "eval" and task.eval_draws != "independent"
-            if walked and start + size > MAX_EVAL_ITEMS:  # said before any walk
-                raise UserError(
-                    f"--skip {start} with {size} items passes the eval split's bound of "
-                    f"{MAX_EVAL_ITEMS} items on {args.env} (a -v1 id has no bound)"
-                )
-            items = [
-                split_item(task, args.split, index, args.seed, args.difficulty)[0]
-                for index in range(start, start + size)
-            ]
-        else:  # a fixed list
-            listed = load_split(args.split, seed=args.seed, difficulty=args.difficulty, env=task)
-            items = listed[start : start + args.n if args.n else None]
-    for warning in caught:  # one plain line, not Python's warning format
-        print(f"meeting-gym: note: {warning.message}", file=sys.stderr)
+        items = [
+            split_item(task, args.split, index, args.seed, args.difficulty)[0]
+            for index in range(start, start + size)
+        ]
+    else:  # a fixed list
+        listed = load_split(args.split, seed=args.seed, difficulty=args.difficulty, env=task)
+        items = listed[start : start + args.n if args.n else None]
     if not items:
         what = f"split {args.split!r}"
         if args.difficulty is not None:

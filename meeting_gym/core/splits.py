@@ -46,7 +46,7 @@ import random
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -315,13 +315,16 @@ def load_split(
     difficulty: str | None = None,
     *,
     env: TaskLike = DEFAULT_ENV,
+    note: Callable[[str], None] | None = None,
     **task_options: Any,
 ) -> list[Any]:
     """The first ``n`` items of a split (default: 500 train, 100 eval, every curated item).
 
     ``env`` is an env id (``task_options`` configure its task, as ``gym.make`` kwargs
     would) or a task. ``difficulty`` (default: the task's) pins generation and filters
-    the curated items.
+    the curated items. What a caller should know of the items it gets (an eval ``n``
+    smaller than the curated cases keeps only curated ones) goes to ``note``, one line,
+    or as a ``UserWarning`` without it (a command line prints a line, a library warns).
     """
     task = make_task(env, **task_options)
     _check_split(name, task)
@@ -337,11 +340,11 @@ def load_split(
     curated = sum(task.accepts(item, difficulty) for item in task.eval_prefix())
     if size < curated:
         # calendar-math dropped curated cases from a short eval split without a word
-        warnings.warn(
-            f"eval n={size} keeps only the first {size} of its {curated} curated items",
-            UserWarning,
-            stacklevel=2,
-        )
+        said = f"eval n={size} keeps only the first {size} of its {curated} curated items"
+        if note is not None:
+            note(said)
+        else:
+            warnings.warn(said, UserWarning, stacklevel=2)
     if task.eval_draws == "independent":
         prefix = _prefix(task, difficulty)  # once, not once an item
         return [_independent(task, seed, i, difficulty, prefix)[0] for i in range(size)]

@@ -82,3 +82,21 @@ def test_an_abandoned_eval_walk_stops_and_keeps_what_it_walked():
     assert len(stream.items) == walked
     fresh = splits._EvalStream(task, 991_207, task.difficulty)
     assert task.item_id(stream.item(walked + 5)) == task.item_id(fresh.item(walked + 5))
+
+
+def test_a_note_goes_to_the_callers_channel_or_warns_without_one():
+    """``load_split(note=...)``: a short eval split's note is one call of ``note`` (what a
+    command line prints as a line) and no warning; without ``note``, a UserWarning."""
+    import warnings
+
+    said: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the block
+        items = load_split("eval", n=3, env="MeetingSlot-v0", note=said.append)
+    assert len(items) == 3
+    assert said == ["eval n=3 keeps only the first 3 of its 15 curated items"]
+    with pytest.warns(UserWarning, match="keeps only the first 3 of its 15"):
+        load_split("eval", n=3, env="MeetingSlot-v0")
+    said.clear()
+    load_split("eval", n=20, env="MeetingSlot-v0", note=said.append)
+    assert said == []  # nothing to say
