@@ -25,11 +25,14 @@ mean reward; ``--json`` prints the rows as JSON too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -153,15 +156,42 @@ def trl_step(model: str, settings: SimpleNamespace) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def ticking(what: str, started: float, every_s: float = 30.0) -> Iterator[None]:
+    """``what`` on stderr now and every ``every_s`` seconds until the block ends, with the
+    time since ``started`` (a step at real size runs for minutes, and says so)."""
+    done = threading.Event()
+
+    def tick() -> None:
+        while True:
+            print(f"{what}: {time.monotonic() - started:.0f} s in", file=sys.stderr, flush=True)
+            if done.wait(every_s):
+                return
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def measure(model: str, settings: SimpleNamespace, engines: tuple[str, ...]) -> list[dict]:
     """One step of each engine of ``engines`` in turn; their rows."""
     import torch
 
     steps = {"own": own_step, "trl": trl_step}
     rows = []
-    for name in engines:
+    started = time.monotonic()
+    for k, name in enumerate(engines, 1):
         torch.manual_seed(settings.seed)
-        row = steps[name](model, settings)
+        with ticking(
+            f"engine {k}/{len(engines)}: {name}, one step of {settings.prompts} x "
+            f"{settings.group} episodes (rollouts, then the update)",
+            started,
+        ):
+            row = steps[name](model, settings)
         row.update(group=settings.group, prompts=settings.prompts, threads=torch.get_num_threads())
         rows.append(row)
     return rows
@@ -226,7 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = measure(args.model, settings, engines)
     print(table(rows))
     if args.json:
-        print(json.dumps(rows, indent=1))
+        from meeting_gym.evaluation.provenance import run_environment
+
+        # the libraries and the CPU the figures were measured on (they reproduce there)
+        print(json.dumps({"rows": rows, "environment": run_environment()}, indent=1))
     return 0
 
 
