@@ -9,6 +9,7 @@ from typing import Any
 from meeting_gym.agentkit.prompts import system_prompt_for
 from meeting_gym.core.curriculum import MAX_REPLAYS
 from meeting_gym.core.registry import task_class
+from meeting_gym.training.tool_options import add_model_options
 
 DESCRIPTION = (
     "SFT, then GRPO on the env's own rubric, then a held-out evaluation of base, SFT and SFT+GRPO."
@@ -18,19 +19,16 @@ DESCRIPTION = (
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The pipeline's options, each checked (a wrong one exits with one line naming it)."""
     p = argparse.ArgumentParser(description=DESCRIPTION)
-    p.add_argument(
-        "--env",
-        default="CalendarMath-v0",
-        help="a text env: a single-turn one (SFT, GRPO, held-out table), or a tool env such as "
-        "MeetingSlot-v0 (a first-call warm start, then GRPO through environment_factory; whole "
-        "episodes: examples/train_tool_env.py)",
+    add_model_options(
+        p,
+        env="CalendarMath-v0",
+        env_help="a text env: a single-turn one (SFT, GRPO, held-out table), or a tool env such "
+        "as MeetingSlot-v0 (a first-call warm start, then GRPO through environment_factory; "
+        "whole episodes: examples/train_tool_env.py)",
+        difficulty="easy",
+        difficulty_help="one difficulty ('' for the mix)",
     )
-    p.add_argument("--model", default="smollm2", help="a folder, a .gguf file or smollm2")
     p.add_argument("--task", default="add_days", help="the env's task setting ('' for none)")
-    p.add_argument("--difficulty", default="easy", help="one difficulty ('' for the mix)")
-    p.add_argument(
-        "--system-prompt", default="short", help="env (the env's own), short, or the text itself"
-    )
     p.add_argument("--sft-n", type=int, default=640, help="train items for SFT")
     p.add_argument("--sft-batch", type=int, default=32)
     p.add_argument("--sft-epochs", type=float, default=1.0)

@@ -37,13 +37,27 @@ class DefaultsShown(argparse.HelpFormatter):
         )
 
 
-def add_options(p: argparse.ArgumentParser) -> None:
-    """The pipeline's options on ``p`` (the example's parser, or ``meeting-gym train``'s)."""
-    p.add_argument("--env", default="MeetingSlot-v0", help="a multi-turn tool env")
+def add_model_options(
+    p: argparse.ArgumentParser, *, env: str, env_help: str, difficulty: str, difficulty_help: str
+) -> None:
+    """``--env``, ``--model``, ``--difficulty`` and ``--system-prompt``: what the multi-turn
+    and the single-turn pipelines both take, with each pipeline's defaults."""
+    p.add_argument("--env", default=env, help=env_help)
     p.add_argument("--model", default="smollm2", help="a folder, a .gguf file or smollm2")
-    p.add_argument("--difficulty", default="", help="one difficulty ('' for the default mix)")
+    p.add_argument("--difficulty", default=difficulty, help=difficulty_help)
     p.add_argument(
         "--system-prompt", default="short", help="env (the env's own), short, or the text itself"
+    )
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """The pipeline's options on ``p`` (the example's parser, or ``meeting-gym train``'s)."""
+    add_model_options(
+        p,
+        env="MeetingSlot-v0",
+        env_help="a multi-turn tool env",
+        difficulty="",
+        difficulty_help="one difficulty ('' for the default mix)",
     )
     p.add_argument(
         "--engine",
