@@ -19,7 +19,8 @@ episodes its own way, as its pipeline does (``meeting-gym train --engine own|trl
   generations and ``--max-completion`` tokens a rollout, tool results included.
 
 Printed: wall and CPU seconds of the step, rollouts, completion tokens generated, and the
-mean reward; ``--json`` prints the rows as JSON too.
+mean reward; ``--json`` prints the rows as JSON too, with the libraries and the CPU they were
+measured on, and ``--table RUN`` prints the table of such a saved run again.
 """
 
 from __future__ import annotations
@@ -225,7 +226,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--engines", default="own,trl", help="comma-separated, in the order run")
     p.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    p.add_argument(
+        "--table", type=Path, metavar="RUN", help="print the table of a saved run (--json) and stop"
+    )
     args = p.parse_args(argv)
+    if args.table:
+        try:
+            saved = json.loads(args.table.read_text())
+            rows = saved["rows"]
+            print(table(rows))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            p.error(f"--table: {args.table} is not a saved run ({exc})")
+        return 0
     engines = tuple(x for x in args.engines.split(",") if x)
     if not engines or set(engines) - {"own", "trl"}:
         p.error("--engines: own, trl or both")

@@ -46,7 +46,9 @@ from meeting_gym.training.tool_eval import evaluate_all, load, table, write_curv
 from meeting_gym.training.tool_options import SPLIT_SEED, curriculum_for
 
 
-def export(args: argparse.Namespace, out: Path) -> Path:
+def export(args: argparse.Namespace, out: Path, tool_format: str = "text") -> Path:
+    """``episodes.jsonl``: the expert's train episodes in ``tool_format`` (kept if already
+    written; the TRL engine's export asks for ``openai``)."""
     from meeting_gym.evaluation.episodes import export_episodes
 
     path = out / "episodes.jsonl"
@@ -60,6 +62,7 @@ def export(args: argparse.Namespace, out: Path) -> Path:
             difficulty=args.difficulty or None,
             system_prompt=args.prompt_text,
             policy=args.expert,
+            tool_format=tool_format,
         )
     return path
 

@@ -45,21 +45,9 @@ ENGINE_HINT = "export it again with --engine trl (into a fresh --out)"
 
 def export(args: argparse.Namespace, out: Path) -> Path:
     """``episodes.jsonl`` in the OpenAI tool-call format (kept if already written)."""
-    from meeting_gym.evaluation.episodes import export_episodes
+    from meeting_gym.training import tool_run
 
-    path = out / "episodes.jsonl"
-    if not path.is_file():
-        export_episodes(
-            path,
-            args.env,
-            "train",
-            args.episodes,
-            split_seed=SPLIT_SEED,
-            difficulty=args.difficulty or None,
-            system_prompt=args.prompt_text,
-            policy=args.expert,
-            tool_format="openai",
-        )
+    path = tool_run.export(args, out, tool_format="openai")
     check_format(path)
     return path
 

@@ -1,13 +1,16 @@
 """``benchmarks/grpo_step_cost.py``: one GRPO step in TRL's GRPOTrainer and in the package's
-own loop, at equal group sizes, on the tiny offline model (the timing itself is the real
-model's, run by hand)."""
+own loop, at equal group sizes, on the tiny offline model, run as a user runs it (the timing
+itself is the real model's, run by hand; its table is recomputed from its rows)."""
 
 from __future__ import annotations
 
-import importlib.util
-from types import SimpleNamespace
+import json
+import os
+import subprocess
+import sys
 
 import pytest
+from page_tables import assert_page_table_is_recomputed
 from paths import ROOT
 
 pytest.importorskip("trl", reason='needs pip install "meeting-gym[trl]"')
@@ -15,16 +18,25 @@ pytest.importorskip("trl", reason='needs pip install "meeting-gym[trl]"')
 from trl_tiny import tiny_qwen3
 
 
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location(
-        "grpo_step_cost", ROOT / "benchmarks" / "grpo_step_cost.py"
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/grpo_step_cost.py ARGS`` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "benchmarks/grpo_step_cost.py", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
-def test_both_engines_take_one_step_of_the_same_group_size_and_are_tabled(tmp_path, capsys):
+def saved_run(stdout: str) -> dict:
+    """The ``--json`` run printed after the table (TRL prints its log lines before it)."""
+    lines = stdout.splitlines()
+    return json.loads("\n".join(lines[lines.index("{") :]))
+
+
+def test_both_engines_take_one_step_of_the_same_group_size_and_are_tabled(tmp_path):
     import torch
     from trl.chat_template_utils import qwen2_5_chat_template
 
@@ -35,21 +47,16 @@ def test_both_engines_take_one_step_of_the_same_group_size_and_are_tabled(tmp_pa
     tokenizer.chat_template = qwen2_5_chat_template
     model.save_pretrained(tmp_path / "tiny")
     tokenizer.save_pretrained(tmp_path / "tiny")
-    bench = load_benchmark()
-    settings = SimpleNamespace(
-        prompts=1,
-        group=2,
-        max_tokens=8,
-        max_turns=2,
-        max_completion=16,
-        skip=3,
-        temperature=1.0,
-        lr=1e-4,
-        seed=0,
-        bf16=False,
-        system_prompt=None,
+    done = bench(
+        *("--model", str(tmp_path / "tiny"), "--prompts", "1", "--group", "2"),
+        *("--max-tokens", "8", "--max-turns", "2", "--max-completion", "16", "--skip", "3"),
+        *("--lr", "1e-4", "--no-bf16", "--system-prompt", "env", "--json"),
     )
-    rows = bench.measure(str(tmp_path / "tiny"), settings, ("own", "trl"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    # progress from the first seconds, one line an engine at least
+    assert "engine 1/2: own" in done.stderr and "engine 2/2: trl" in done.stderr
+    run = saved_run(done.stdout)
+    rows = run["rows"]
     assert [r["engine"] for r in rows] == ["own", "trl"]
     for row in rows:
         assert row["rollouts"] == 2 and (row["prompts"], row["group"]) == (1, 2)
@@ -59,12 +66,32 @@ def test_both_engines_take_one_step_of_the_same_group_size_and_are_tabled(tmp_pa
     assert own["rollout_wall_s"] + own["update_wall_s"] == pytest.approx(own["wall_s"], abs=0.02)
     # TRL caps a rollout's whole completion; the own loop each reply, for each turn
     assert rows[1]["completion_tokens"] <= 2 * 16 and own["completion_tokens"] <= 2 * 2 * 8
-    text = bench.table(rows)
-    assert text.splitlines()[2].startswith("| own | 1 x 2 |")
-    assert text.splitlines()[3].startswith("| trl | 1 x 2 |")
+    assert "torch" in run["environment"]["packages"]  # the libraries it was measured on
+    table = done.stdout.split("\n{\n")[0].splitlines()
+    assert any(line.startswith("| own | 1 x 2 |") for line in table)
+    assert any(line.startswith("| trl | 1 x 2 |") for line in table)
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps(run))
+    again = bench("--table", str(saved))
+    assert again.returncode == 0 and again.stdout.splitlines()[2].startswith("| own | 1 x 2 |")
 
 
-def test_a_group_below_two_is_one_line(capsys):
-    with pytest.raises(SystemExit):
-        load_benchmark().main(["--group", "1"])
-    assert "--group must be at least 2" in capsys.readouterr().err
+def test_a_group_below_two_is_one_line():
+    done = bench("--group", "1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--group must be at least 2" in done.stderr.strip().splitlines()[-1]
+
+
+def test_a_file_that_is_not_a_saved_run_is_one_line(tmp_path):
+    bad = tmp_path / "rows.json"
+    bad.write_text("[1, 2]")
+    done = bench("--table", str(bad))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is not a saved run" in done.stderr.strip().splitlines()[-1]
+
+
+def test_the_guide_s_step_cost_table_is_its_rows_table():
+    command = (
+        "python benchmarks/grpo_step_cost.py --table docs/results/rows/grpo_step_cost/1x4.json"
+    )
+    assert_page_table_is_recomputed("docs/guides/training-llms.md", command)
