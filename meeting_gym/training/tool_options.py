@@ -83,7 +83,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--save-every", type=int, default=8, help="SFT steps between checkpoints")
     p.add_argument(
-        "--phase-minutes", type=float, default=85.0, help="stop SFT (checkpointed) after this"
+        "--phase-minutes",
+        type=float,
+        default=85.0,
+        help="stop the phase (checkpointed) after this many minutes (0: at its first save)",
     )
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--grpo-steps", type=int, default=20)
@@ -177,11 +180,15 @@ def checked(args: argparse.Namespace, error: Callable[[str], Any]) -> argparse.N
         if name not in ("base", "sft", "grpo"):
             error(f"unknown model {name!r}; choose from base, sft, grpo")
     names = ("episodes", "batch", "micro_batch", "eval_n", "eval_batch", "max_turns")
-    for name in (*names, "max_completion"):
+    for name in (*names, "max_completion", "save_every", "grpo_steps", "prompts"):
         if getattr(args, name) < 1:
             error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.group < 2:
+        error("--group must be at least 2 (GRPO compares the episodes of a group)")
     if not (args.kl >= 0 and math.isfinite(args.kl)):
         error("--kl must be a finite number at least 0")
+    if not (args.phase_minutes >= 0 and math.isfinite(args.phase_minutes)):
+        error("--phase-minutes must be a finite number at least 0 (0: stop at the first save)")
     if args.engine == "trl":
         if args.curriculum or args.rollout != "whole":
             error("--engine trl takes neither --curriculum nor --rollout last-turn")
