@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 from page_tables import assert_page_table_is_recomputed
-from paths import ROOT
+from paths import ROOT, assert_one_line_error, run_benchmark
 
 ROWS = "docs/results/rows/openenv_fair"
 COMMAND = f"python benchmarks/openenv_attacks.py --table {ROWS}/before.json {ROWS}/after.json"
@@ -17,13 +16,7 @@ COMMAND = f"python benchmarks/openenv_attacks.py --table {ROWS}/before.json {ROW
 
 def attacks(*args: str) -> subprocess.CompletedProcess[str]:
     """``benchmarks/openenv_attacks.py ARGS`` (a table or an argument error: seconds)."""
-    return subprocess.run(
-        [sys.executable, "benchmarks/openenv_attacks.py", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    return run_benchmark("openenv_attacks.py", *args)
 
 
 def recomputed(*paths: str) -> subprocess.CompletedProcess[str]:
@@ -60,9 +53,7 @@ def test_the_expensive_loopers_cost_the_victims_less_than_before():
 def test_a_file_that_is_not_a_saved_run_is_one_line(tmp_path):
     bad = tmp_path / "rows.json"
     bad.write_text('{"attack": 1}')
-    done = recomputed(str(bad), str(bad))
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "not a saved run" in done.stderr.strip().splitlines()[-1]  # after argparse's usage
+    assert_one_line_error(recomputed(str(bad), str(bad)), "not a saved run")
 
 
 FLOOD = "docs/results/rows/openenv_flood"
@@ -129,13 +120,9 @@ def test_the_spread_is_five_fresh_runs_of_each_and_every_victim_replayed():
 def test_spread_of_a_file_that_is_not_a_saved_run_is_one_line(tmp_path):
     bad = tmp_path / "rows.json"
     bad.write_text("[]")
-    done = attacks("--spread", str(bad))
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "not a saved run" in done.stderr.strip().splitlines()[-1]
+    assert_one_line_error(attacks("--spread", str(bad)), "not a saved run")
 
 
 @pytest.mark.parametrize("repeat", ["0", "21"])
 def test_a_repeat_out_of_range_is_one_line(repeat):
-    done = attacks("--repeat", repeat)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "--repeat must be in [1, 20]" in done.stderr.strip().splitlines()[-1]
+    assert_one_line_error(attacks("--repeat", repeat), "--repeat must be in [1, 20]")
