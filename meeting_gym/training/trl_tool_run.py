@@ -131,6 +131,7 @@ def sft(args: argparse.Namespace, out: Path, episodes: Path) -> dict[str, Any]:
         warmup_steps=0,
         **{**settings, "save_strategy": "steps"},
         save_steps=args.save_every,
+        save_total_limit=1,  # a resume needs the last checkpoint only (1.6 GB each)
         max_length=None,  # an episode is learnt whole, never cut
         assistant_only_loss=True,
     )
